@@ -1,0 +1,37 @@
+# Two commands for a fresh machine:
+#   make book   create .venv if missing, install, build the book (profile: $COMPANION_PROFILE or quick)
+#   make test   same setup, then unit tests, nbval on every chapter (smoke), and a smoke build of the book
+PYTHON ?= python3.11
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: book test unit nbval smoke-book bench clean setup
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(STAMP)
+
+book: $(STAMP)
+	TQDM_DISABLE=1 $(BIN)/python -m companion.bookbuild
+
+unit: $(STAMP)
+	TQDM_DISABLE=1 $(BIN)/python -m pytest tests
+
+nbval: $(STAMP)
+	COMPANION_PROFILE=smoke TQDM_DISABLE=1 MPLBACKEND=Agg $(BIN)/python -m pytest -p no:python --nbval-lax --nbval-current-env --nbval-cell-timeout=900 notebooks
+
+smoke-book: $(STAMP)
+	TQDM_DISABLE=1 $(BIN)/python -m companion.bookbuild --profile smoke --path-output _build/smoke
+
+test: unit nbval smoke-book
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_pandey_ensemble.py
+	$(BIN)/python benchmarks/bench_aitken_ensemble.py
+
+clean:
+	rm -rf book/_build _build companion-runs

@@ -1,0 +1,75 @@
+"""The command line: list, run, scorecard, and one-line errors with exit status 2."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from companion import chapters, cli
+
+CHAPTER = "f-em1"  # the foundation's showcase chapter
+
+
+def _run(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "companion.cli", *args], capture_output=True, text=True, **kw)
+
+
+def test_list_json_has_the_documented_fields():
+    out = _run("list", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert {r["id"] for r in rows} == {c.id for c in chapters.all_chapters()}
+    for r in rows:
+        assert set(r) >= {"id", "paper", "figure", "title", "parameters"}
+        assert r["paper"] in ("aitken2021", "pandey2022")
+        assert isinstance(r["parameters"], dict)
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["run", "no-such-chapter"], "unknown chapter 'no-such-chapter'; allowed:"),
+        (["run", CHAPTER, "-p", "seed", "-3"], "parameter 'seed' got -3; allowed: int >= 0"),
+        (["run", CHAPTER, "-p", "seed", "three"], "parameter 'seed' got 'three'"),
+        (["run", CHAPTER, "-p", "no_such_param", "1"], "unknown parameter 'no_such_param'"),
+        (["run", CHAPTER, "--profile", "fast"], "allowed: smoke, quick, paper"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path, _isolated_cache):
+    out = _run(*args, "--output", str(tmp_path / "runs"), cwd=tmp_path)
+    assert out.returncode == 2
+    assert needle in out.stderr and out.stderr.count("\n") == 1, out.stderr
+    assert not (tmp_path / "runs").exists(), "nothing written on bad input"
+    assert not _isolated_cache.exists() or not any(p.is_file() for p in _isolated_cache.rglob("*"))
+
+
+def test_scorecard_json_fields(monkeypatch):
+    from companion import claims
+    from companion.config import Settings
+
+    card = claims.ChapterClaims(Settings(chapter=CHAPTER, profile="smoke", values={}, overrides={}))
+    card.record(id="x", figure="F-EM1", statement="s", expected="e", observed="o", criterion="c", passed=True)
+    card.save()
+    out = _run("scorecard", "--json", "--profile", "smoke")
+    rows = json.loads(out.stdout)
+    assert rows and set(rows[0]) >= {"chapter", "paper", "figure", "claim", "expected", "observed",
+                                     "passed", "profile"}
+    assert rows[0]["passed"] is True and rows[0]["paper"] == "pandey2022"
+
+
+def test_run_executes_with_papermill_and_prints_claims(tmp_path):
+    """End to end: the showcase chapter under the smoke profile with another seed."""
+    out = _run("run", CHAPTER, "--profile", "smoke", "-p", "seed", "3", "--output", str(tmp_path / "runs"),
+               cwd=tmp_path, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "claims pass" in out.stdout
+    assert (tmp_path / "runs" / f"{CHAPTER}.ipynb").is_file()
+    rows = json.loads((tmp_path / "runs" / f"{CHAPTER}.claims.json").read_text())
+    assert rows and all(r["overrides"] == {"seed": 3} for r in rows)
+
+
+def test_parser_errors_exit_2(capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["frobnicate"])
+    assert exc.value.code == 2
