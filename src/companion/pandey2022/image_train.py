@@ -1,0 +1,340 @@
+"""Training of the image-mosaic attention models (T-CIFAR-ENT, T-CIFAR-SPARSE, T-INIT), as one batched
+program per shape.
+
+A *program* trains E members at once. All members share the data, the architecture family, width,
+averaging layer and normaliser (those fix the tensor shapes); each member has its own seed, entropy
+weight k, initialisation (random "R" or pre-trained "P" focus / classifier) and choice of which part
+trains ("both", "focus", "classify", "none"). Members' parameters are stacked along a leading axis and the
+single-network modules of :mod:`.cnn` are mapped over that axis with ``torch.func.vmap`` +
+``functional_call``; the loss is the sum of the members' losses, so each member receives exactly its own
+gradient, and Adam (element-wise) then updates each member exactly as a separate Adam would.
+
+Per member (note §1.2, §3.3, §9):
+
+* loss = (1 − k)·CE + k·mean_batch H(α) (H in nats; ``normalisers.attention_entropy``);
+* two Adam optimisers (focus net, classification net), stepped every minibatch;
+* data order: a fresh permutation of the training mosaics every epoch from the member's seed;
+* early stop when the member's mean minibatch loss over an epoch is ≤ ``stop_loss`` (0.05 for CIFAR);
+* a member whose part is not trained, or that has stopped, keeps its parameters exactly (its update is
+  undone after each step).
+
+Pre-training (T-INIT, note §3.4): the focus net as a foreground-vs-background classifier of single
+images (its scalar score is the logit), and the classification net as a K-way classifier of single
+foreground images. Both only use the training image pool.
+
+Results go through :func:`companion.cache.cached`; the cache key holds every setting that changes them.
+"""
+from __future__ import annotations
+
+import copy
+from functools import lru_cache
+
+import torch
+import torch.nn.functional as F
+from torch.func import functional_call, stack_module_state, vmap
+
+from .. import cache
+from ..progress import progress
+from ..seeding import generator, seed_all
+from . import images as images_mod
+from . import metrics
+from .cnn import SDCImageNet, averaging_layers
+from .normalisers import attention_entropy
+
+SCOPE = ("pandey2022",)
+KIND = "pandey2022-image-sdc"
+KIND_PRETRAIN = "pandey2022-image-pretrain"
+PARTS = ("both", "focus", "classify", "none")
+
+
+# --------------------------------------------------------------------------------------------------
+# Data
+# --------------------------------------------------------------------------------------------------
+def data_config(data_dir, n_train: int, n_test: int, data_seed: int = 0, max_images: int | None = None) -> dict:
+    """The data part of a program's configuration (digits when ``data_dir`` is None)."""
+    return {
+        "source": "digits" if data_dir is None else "cifar10",
+        "data_dir": None if data_dir is None else str(data_dir),
+        "max_images": max_images if data_dir is not None else None,
+        "n_train": int(n_train),
+        "n_test": int(n_test),
+        "data_seed": int(data_seed),
+        "disjoint": True,
+    }
+
+
+@lru_cache(maxsize=4)
+def _split(source, data_dir, max_images, n_train, n_test, data_seed, disjoint):
+    imgs = images_mod.load_images(data_dir, max_images=max_images)
+    return images_mod.make_mosaics(imgs, n_train, n_test, data_seed, disjoint=disjoint)
+
+
+def load_split(data: dict) -> images_mod.MosaicSplit:
+    """The mosaic split a data configuration describes (memoised within a process)."""
+    return _split(data["source"], data["data_dir"], data["max_images"], data["n_train"], data["n_test"],
+                  data["data_seed"], data["disjoint"])
+
+
+def arch_for(data: dict) -> str:
+    return "digits" if data["source"] == "digits" else "cifar"
+
+
+def last_layer(data: dict) -> int:
+    """The latest averaging layer available (3 for the digits nets, 6 = "sixth" for CIFAR)."""
+    return max(averaging_layers(arch_for(data)))
+
+
+def member(seed: int, k: float = 0.0, focus_init: str = "R", classify_init: str = "R", train: str = "both") -> dict:
+    if focus_init not in ("R", "P") or classify_init not in ("R", "P"):
+        raise ValueError("initialisations are 'R' (random) or 'P' (pre-trained)")
+    if train not in PARTS:
+        raise ValueError(f"train must be one of {PARTS}")
+    return {"seed": int(seed), "k": float(k), "focus_init": focus_init, "classify_init": classify_init,
+            "train": train}
+
+
+# --------------------------------------------------------------------------------------------------
+# Batched model
+# --------------------------------------------------------------------------------------------------
+class _Stacked:
+    """E members of :class:`SDCImageNet` as one vmapped function over stacked parameters."""
+
+    def __init__(self, nets: list[SDCImageNet]):
+        self.params, _ = stack_module_state(nets)  # leaves with requires_grad
+        self.base = copy.deepcopy(nets[0]).to("meta")
+        self.E = len(nets)
+
+        def call(p, x, mode):
+            return functional_call(self.base, p, (x,), {"mode": mode})
+
+        self._call = call
+        self._fns = {}
+
+    def __call__(self, x: torch.Tensor, mode: str = "sdc", shared_input: bool = False):
+        key = (mode, shared_input)
+        if key not in self._fns:
+            fn = lambda p, x, _mode=mode: self._call(p, x, _mode)  # noqa: E731
+            self._fns[key] = vmap(fn, in_dims=(0, None if shared_input else 0), randomness="different")
+        return self._fns[key](self.params, x)
+
+    def train(self, flag: bool = True):
+        self.base.train(flag)
+
+    def part(self, name: str) -> list[torch.Tensor]:
+        prefix = {"focus": "focus_net.", "classify": "classification_net."}[name]
+        return [p for n, p in self.params.items() if n.startswith(prefix)]
+
+    def names(self, name: str) -> list[str]:
+        prefix = {"focus": "focus_net.", "classify": "classification_net."}[name]
+        return [n for n in self.params if n.startswith(prefix)]
+
+
+def _masked_step(opt: torch.optim.Optimizer, params: list[torch.Tensor], active: torch.Tensor) -> None:
+    """Step ``opt`` and undo the update of inactive members (frozen part or early-stopped)."""
+    if not bool(active.any()):
+        return
+    if bool(active.all()):
+        opt.step()
+        return
+    old = [p.detach().clone() for p in params]
+    opt.step()
+    with torch.no_grad():
+        for p, o in zip(params, old):
+            keep = (~active).view(-1, *([1] * (p.dim() - 1)))
+            p.copy_(torch.where(keep, o, p))
+
+
+# --------------------------------------------------------------------------------------------------
+# Evaluation
+# --------------------------------------------------------------------------------------------------
+@torch.no_grad()
+def evaluate(model: _Stacked, mosaics: images_mod.MosaicSet, batch: int = 250) -> dict:
+    """Eval mode (BN still uses batch statistics, as the authors' nets do), all mosaics in order.
+    Returns alpha (E, N, 9) and logits (E, N, K)."""
+    model.train(False)
+    alphas, logits = [], []
+    for start in range(0, len(mosaics), batch):
+        x = mosaics.segments(slice(start, start + batch))
+        _, a, lg = model(x, "sdc", shared_input=True)
+        alphas.append(a)
+        logits.append(lg)
+    model.train(True)
+    return {"alpha": torch.cat(alphas, 1), "logits": torch.cat(logits, 1)}
+
+
+def _summaries(out: dict, mosaics: images_mod.MosaicSet) -> dict:
+    s = metrics.summary(out["alpha"], out["logits"], mosaics.labels, mosaics.fore_idx)
+    return {k: v.double() for k, v in s.items()}
+
+
+# --------------------------------------------------------------------------------------------------
+# Pre-training (T-INIT)
+# --------------------------------------------------------------------------------------------------
+def _pretrain(cfg: dict) -> dict:
+    data, seeds = cfg["data"], cfg["seeds"]
+    split = load_split(data)
+    arch = arch_for(data)
+    seed_all(seeds[0])
+    nets = [SDCImageNet(arch, 0, "softmax", cfg["width"], split.n_classes, seed=s) for s in seeds]
+    model = _Stacked(nets)
+    bank, labels = split.train.bank, split.bank_labels
+    fg = torch.tensor(split.fg_classes)
+
+    def pools(pool):
+        is_fg = torch.isin(labels[pool], fg)
+        fgi = pool[is_fg]
+        cls = (labels[fgi].unsqueeze(1) == fg).int().argmax(1)
+        return pool, is_fg.float(), fgi, cls
+
+    tr_all, tr_isfg, tr_fg, tr_cls = pools(split.train_pool)
+    te_all, te_isfg, te_fg, te_cls = pools(split.test_pool)
+    opt = torch.optim.Adam(list(model.params.values()), lr=cfg["lr"])
+    gens = [generator(10_000 + s) for s in seeds]
+    B = cfg["batch"]
+    for _ in progress(range(cfg["epochs"]), desc="pre-training"):
+        pf = torch.stack([torch.randperm(len(tr_all), generator=g) for g in gens])
+        pc = torch.stack([torch.randint(0, len(tr_fg), (len(tr_fg),), generator=g) for g in gens])
+        nb = max(len(tr_all) // B, 1)
+        nbc = max(len(tr_fg) // B, 1)
+        for b in range(nb):
+            rows = pf[:, b * B:(b + 1) * B]
+            s = model(bank[tr_all[rows]], "focus")
+            loss = F.binary_cross_entropy_with_logits(s, tr_isfg[rows], reduction="none").mean(1).sum()
+            rc = pc[:, (b % nbc) * B:((b % nbc) + 1) * B]
+            lg = model(bank[tr_fg[rc]], "classify")
+            loss = loss + F.cross_entropy(lg.flatten(0, 1), tr_cls[rc].flatten(), reduction="none").view(len(seeds), -1).mean(1).sum()
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+
+    @torch.no_grad()
+    def acc(mode, idx, target):
+        model.train(False)
+        outs = [model(bank[idx[i:i + 250]], mode, shared_input=True) for i in range(0, len(idx), 250)]
+        model.train(True)
+        o = torch.cat(outs, 1)
+        pred = (o > 0).float() if mode == "focus" else o.argmax(-1)
+        return (100.0 * (pred == target).double().mean(-1)).tolist()
+
+    return {
+        "focus": {n: p.detach().clone() for n, p in model.params.items() if n.startswith("focus_net.")},
+        "classify": {n: p.detach().clone() for n, p in model.params.items() if n.startswith("classification_net.")},
+        "seeds": list(seeds),
+        "focus_acc_train": acc("focus", tr_all, tr_isfg), "focus_acc_test": acc("focus", te_all, te_isfg),
+        "classify_acc_train": acc("classify", tr_fg, tr_cls), "classify_acc_test": acc("classify", te_fg, te_cls),
+    }
+
+
+def pretrain(data: dict, seeds, width: float, epochs: int, lr: float = 1e-3, batch: int = 250) -> dict:
+    """Pre-trained focus (fg vs bg) and classification (K-way on fg images) nets per seed (cached)."""
+    cfg = {"data": data, "seeds": [int(s) for s in seeds], "width": float(width), "epochs": int(epochs),
+           "lr": float(lr), "batch": int(batch)}
+    return cache.cached(KIND_PRETRAIN, cfg, lambda: _pretrain(cfg), scope=SCOPE)
+
+
+# --------------------------------------------------------------------------------------------------
+# SDC training
+# --------------------------------------------------------------------------------------------------
+def program_config(data: dict, members: list[dict], *, layer: int = 0, normaliser: str = "softmax",
+                   width: float = 0.5, lr: float = 5e-4, batch: int = 250, epochs: int = 10,
+                   stop_loss: float = 0.05, pretrain_epochs: int = 0, pretrain_lr: float = 1e-3,
+                   n_examples: int = 8) -> dict:
+    """Every setting of one batched program (this dict is the cache key)."""
+    if any(m["focus_init"] == "P" or m["classify_init"] == "P" for m in members):
+        if layer != 0:
+            raise ValueError("pre-trained initialisations are defined for zeroth-layer averaging only")
+        if pretrain_epochs < 1:
+            raise ValueError("pre-trained members need pretrain_epochs >= 1")
+    return {"data": data, "members": list(members), "layer": int(layer), "normaliser": normaliser,
+            "width": float(width), "lr": float(lr), "batch": int(batch), "epochs": int(epochs),
+            "stop_loss": float(stop_loss), "pretrain_epochs": int(pretrain_epochs),
+            "pretrain_lr": float(pretrain_lr), "n_examples": int(n_examples), "dtype": "float32"}
+
+
+def train_program(cfg: dict) -> dict:
+    """Train (or load from the cache) one batched program; see :func:`program_config`."""
+    return cache.cached(KIND, cfg, lambda: _train(cfg), scope=SCOPE)
+
+
+def _train(cfg: dict) -> dict:
+    data, members = cfg["data"], cfg["members"]
+    split = load_split(data)
+    arch = arch_for(data)
+    E = len(members)
+    seeds = [m["seed"] for m in members]
+    seed_all(seeds[0])  # dropout draws (CIFAR nets only); the digits nets have no dropout
+    nets = [SDCImageNet(arch, cfg["layer"], cfg["normaliser"], cfg["width"], split.n_classes, seed=s) for s in seeds]
+    pre = None
+    if any(m["focus_init"] == "P" or m["classify_init"] == "P" for m in members):
+        pre = pretrain(data, sorted(set(seeds)), cfg["width"], cfg["pretrain_epochs"], cfg["pretrain_lr"], cfg["batch"])
+        where = {s: i for i, s in enumerate(pre["seeds"])}
+        for net, m in zip(nets, members):
+            i = where[m["seed"]]
+            sd = {}
+            if m["focus_init"] == "P":
+                sd.update({n: v[i] for n, v in pre["focus"].items()})
+            if m["classify_init"] == "P":
+                sd.update({n: v[i] for n, v in pre["classify"].items()})
+            net.load_state_dict(sd, strict=False)
+    model = _Stacked(nets)
+    k = torch.tensor([m["k"] for m in members], dtype=torch.float32)
+    trains_f = torch.tensor([m["train"] in ("both", "focus") for m in members])
+    trains_c = torch.tensor([m["train"] in ("both", "classify") for m in members])
+    opt_f = torch.optim.Adam(model.part("focus"), lr=cfg["lr"])
+    opt_c = torch.optim.Adam(model.part("classify"), lr=cfg["lr"])
+    gens = [generator(s) for s in seeds]
+    N, B = len(split.train), cfg["batch"]
+    nb = max(N // B, 1)
+    stopped = torch.zeros(E, dtype=torch.bool)
+    stop_epoch = torch.full((E,), cfg["epochs"], dtype=torch.int64)
+    curves = {c: [] for c in ("loss", "acc", "ftpt", "ffpt", "ftpf", "ffpf")}
+    initial = {"train": _summaries(evaluate(model, split.train), split.train),
+               "test": _summaries(evaluate(model, split.test), split.test)}
+    epochs_run = 0
+    for epoch in progress(range(cfg["epochs"]), desc=f"{arch} layer {cfg['layer']} {cfg['normaliser']}"):
+        if bool(stopped.all()):
+            break
+        epochs_run += 1
+        perm = torch.stack([torch.randperm(N, generator=g) for g in gens])
+        tot = {c: torch.zeros(E, dtype=torch.float64) for c in curves}
+        for b in range(nb):
+            rows = perm[:, b * B:(b + 1) * B]
+            x, y, fore = split.train.segments(rows), split.train.labels[rows], split.train.fore_idx[rows]
+            scores, alpha, logits = model(x)
+            ce = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").view(E, -1).mean(1)
+            ent = attention_entropy(scores, alpha, cfg["normaliser"]).mean(1)
+            loss = (1 - k) * ce + k * ent
+            opt_f.zero_grad()
+            opt_c.zero_grad()
+            loss.sum().backward()
+            _masked_step(opt_f, model.part("focus"), trains_f & ~stopped)
+            _masked_step(opt_c, model.part("classify"), trains_c & ~stopped)
+            with torch.no_grad():
+                cat = metrics.categories(alpha, logits, y, fore)
+                tot["loss"] += loss.double()
+                for c in ("acc", "ftpt", "ffpt", "ftpf", "ffpf"):
+                    tot[c] += cat[c]
+        for c in curves:
+            curves[c].append(tot[c] / nb)
+        newly = (tot["loss"] / nb <= cfg["stop_loss"]) & ~stopped & (trains_f | trains_c)
+        stop_epoch[newly] = epoch + 1
+        stopped |= newly
+    tr, te = evaluate(model, split.train), evaluate(model, split.test)
+    n_ex = min(cfg["n_examples"], len(split.test))
+    out = {
+        "members": members,
+        "train": _summaries(tr, split.train),
+        "test": _summaries(te, split.test),
+        "initial": initial,
+        "epochs_run": epochs_run,
+        "stop_epoch": stop_epoch,
+        "curves": {c: (torch.stack(v, 1) if v else torch.zeros(E, 0, dtype=torch.float64)) for c, v in curves.items()},
+        "examples_alpha": te["alpha"][:, :n_ex].clone(),
+        "examples_pred": te["logits"][:, :n_ex].argmax(-1),
+        "test_max_alpha": te["alpha"].max(-1).values,
+        "test_focus": te["alpha"].argmax(-1),
+        "test_pred": te["logits"].argmax(-1),
+    }
+    if pre is not None:
+        out["pretrain"] = {k2: v for k2, v in pre.items() if k2 not in ("focus", "classify")}
+    return out
