@@ -45,8 +45,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from torch import nn
+
 from companion import paths
+from companion.aitken2021.models import EMBEDDINGS
 from companion.aitken2021.tasks import TASK_BUILDERS, Seq2SeqData, Task, Vocab
+from companion.ensemble import EnsembleModule
 
 PAD, UNK = "<pad>", "<unk>"
 SPECIALS = (PAD, UNK)
@@ -371,3 +375,45 @@ TASK_BUILDERS["enfr"] = lambda cfg: EnFrTask(
     data_path=cfg.get("data_path"), seed=cfg.get("seed", 0), max_len=cfg.get("max_len", 10),
     test_fraction=cfg.get("test_fraction", 0.1), n_train=cfg.get("n_train"), n_test=cfg.get("n_test"),
     min_count=cfg.get("min_count", 2), max_vocab=cfg.get("max_vocab"))
+
+
+# --------------------------------------------------------------------------------------
+# the learned embedding (this task only)
+# --------------------------------------------------------------------------------------
+class LearnedEmbedding(EnsembleModule):
+    """A trainable ``vocab x dim`` table per ensemble member (registered as ``"learned"``).
+
+    One-hot inputs, used for the synthetic tasks, would be thousands of
+    dimensions wide here (reference note A4), so English-French alone gets a
+    learned embedding of ``dim`` (default 128). Rows start at ``N(0, 1/dim)``,
+    so an embedded word has about unit norm like a one-hot vector. The decoder's
+    start input is the mean embedding row, i.e. the embedding of the uniform
+    "average input" the one-hot models use.
+    """
+
+    def __init__(self, n_members: int, vocab: int, dim: int | None = None):
+        super().__init__(n_members)
+        self.vocab, self.dim = int(vocab), int(dim or 128)
+        self.table = nn.Parameter(torch.zeros(n_members, self.vocab, self.dim))
+
+    def init_member(self, e: int, generator: torch.Generator) -> None:
+        with torch.no_grad():
+            self.table.data[e].copy_(torch.randn(self.vocab, self.dim, generator=generator) / self.dim**0.5)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        ids = ids.clamp(min=0)
+        E = self.n_members
+        if ids.shape[0] != E:
+            ids = ids.expand(E, *ids.shape[1:])
+        flat = ids.reshape(E, -1)
+        out = torch.gather(self.table, 1, flat.unsqueeze(-1).expand(E, flat.shape[1], self.dim))
+        return out.reshape(*ids.shape, self.dim)
+
+    def start_vector(self) -> torch.Tensor:
+        return self.table.mean(1)
+
+    def extra_repr(self) -> str:
+        return f"n_members={self.n_members}, vocab={self.vocab}, dim={self.dim}"
+
+
+EMBEDDINGS["learned"] = LearnedEmbedding

@@ -1,0 +1,94 @@
+"""Learned (QKV, multi-head) attention: shapes, ensemble = single runs, and the decomposition sums back."""
+
+import math
+
+import torch
+
+from companion.aitken2021 import learned
+from companion.aitken2021.models import ModelConfig, Seq2Seq
+from companion.aitken2021.tasks import OneToOne
+
+
+def _model(attention, seeds, **opts):
+    task = OneToOne(n_words=3, min_len=4, max_len=6)
+    cfg = ModelConfig(arch="AED", in_vocab=len(task.in_vocab), out_vocab=len(task.out_vocab), hidden=16,
+                      attention=attention, attention_options=tuple(opts.items()))
+    return Seq2Seq(cfg, seeds), task
+
+
+def test_qkv_matches_its_definition():
+    model, task = _model("qkv", [3], qk_size=8)
+    data = task.sample(5, torch.Generator().manual_seed(0))
+    tr = model(data, mode="greedy")
+    att = model.attn
+    assert isinstance(att, learned.QKVAttention) and att.W_Q.shape == (1, 16, 8) and att.W_V.shape == (1, 16, 16)
+    enc, dec = tr.encoder_states[0], tr.decoder_states[0]  # (B, S, n), (B, T, n)
+    a = (dec @ att.W_Q[0]) @ (enc @ att.W_K[0]).transpose(1, 2) / math.sqrt(16)
+    assert torch.allclose(tr.alignment[0], a, atol=1e-5)
+    w = torch.softmax(a.masked_fill(~tr.input_valid[0][:, None, :], -1e4), -1)
+    assert torch.allclose(tr.attention[0], w, atol=1e-6)
+    assert torch.allclose(tr.context[0], w @ (enc @ att.W_V[0]), atol=1e-5)
+    # Glorot-normal scale (fan_in + fan_out = 16 + 8)
+    assert abs(att.W_Q.std().item() - math.sqrt(2 / 24)) < 0.08
+
+
+def test_ensemble_equals_single_members():
+    for attention in ("qkv", "mh"):
+        big, task = _model(attention, [11, 12, 13])
+        data = task.sample(4, torch.Generator().manual_seed(1))
+        tr = big(data, mode="greedy")
+        for e, seed in enumerate([11, 12, 13]):
+            one, _ = _model(attention, [seed])
+            t1 = one(data, mode="greedy")
+            assert torch.allclose(tr.logits[e], t1.logits[0], atol=1e-5), attention
+            assert torch.allclose(tr.attention[e], t1.attention[0], atol=1e-6), attention
+
+
+def test_multihead_heads_and_mean():
+    model, task = _model("mh", [5], heads=3)
+    data = task.sample(6, torch.Generator().manual_seed(2))
+    tr = model(data, mode="teacher")
+    att = model.attn
+    per = att.head_weights(tr.encoder_states, tr.decoder_states, tr.input_valid)
+    assert per.shape == (1, 6, 3) + tr.attention.shape[2:]
+    assert torch.allclose(per.mean(2), tr.attention, atol=1e-6)
+    assert torch.allclose(per.sum(-1), torch.ones_like(per.sum(-1)), atol=1e-5)
+    # the context equals W_O applied to the heads' contexts, i.e. the sum of the effective value maps
+    M = att.head_value_maps()  # (E, H, n, n)
+    ctx = sum(torch.einsum("ebts,ebsn,enm->ebtm", per[:, :, k], tr.encoder_states, M[:, k]) for k in range(3))
+    assert torch.allclose(ctx, tr.context, atol=1e-5)
+
+
+def _split(states, tokens, valid, n_tokens):
+    """mu (per step), chi (per token), delta: a minimal decomposition for the test."""
+    v = valid.unsqueeze(-1).float()
+    mu = (states * v).sum(1, keepdim=True) / v.sum(1, keepdim=True).clamp(min=1)  # (E, 1, L, n)
+    dev = (states - mu) * v
+    onehot = torch.nn.functional.one_hot(tokens.clamp(min=0), n_tokens).float() * v  # (E, B, L, K)
+    chi_tab = torch.einsum("eblk,ebln->ekn", onehot, dev) / onehot.sum((1, 2))[..., None].clamp(min=1)
+    chi = torch.einsum("eblk,ekn->ebln", onehot, chi_tab)
+    mu = mu.expand_as(states)
+    return {"mu": mu, "chi": chi, "delta": states - mu - chi}
+
+
+def test_learned_alignment_terms_sum_to_the_full_alignment():
+    model, task = _model("qkv", [7], qk_size=8)
+    data = task.sample(32, torch.Generator().manual_seed(3))
+    tr = model(data, mode="greedy")
+    S, T = tr.encoder_states.shape[2], tr.decoder_states.shape[2]
+    enc_valid = tr.input_valid
+    dec_valid = torch.ones(tr.decoder_states.shape[:3], dtype=torch.bool)
+    enc = _split(tr.encoder_states, data.inputs.unsqueeze(0), enc_valid, len(task.in_vocab))
+    dec_tokens = tr.decoder_inputs.clone()
+    dec_tokens[dec_tokens < 0] = len(task.out_vocab)  # <BoS> class
+    dec = _split(tr.decoder_states, dec_tokens, dec_valid, len(task.out_vocab) + 1)
+    for parts, states in ((enc, tr.encoder_states), (dec, tr.decoder_states)):
+        assert torch.allclose(parts["mu"] + parts["chi"] + parts["delta"], states, atol=1e-6)
+    att = model.attn
+    terms = learned.learned_alignment_terms(enc, dec, att.W_K, att.W_Q, att.scale)
+    assert set(terms) == set(learned.TERM_NAMES)
+    total = sum(terms.values())
+    assert torch.allclose(total, tr.alignment, atol=1e-4)
+    # and the projection of the parts adds up to the projection of the states (linearity)
+    K = learned.projected_components(enc, att.W_K)
+    assert torch.allclose(K["mu"] + K["chi"] + K["delta"], att.project_keys(tr.encoder_states), atol=1e-5)
