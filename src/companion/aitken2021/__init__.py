@@ -1,0 +1,13 @@
+"""Aitken, Ramasesh, Cao, Maheswaranathan (NeurIPS 2021): how encoder-decoder networks attend.
+
+Modules (one concept each):
+
+- :mod:`.tasks`     tasks with a common :class:`~.tasks.Seq2SeqData` structure (one-to-one + variants)
+- :mod:`.models`    VED / AED / AO networks stacked over an ensemble axis; forward returns a :class:`~.models.Trace`
+- :mod:`.train`     the paper's optimiser recipe, ensembles as one batched program, cached
+- :mod:`.decompose` temporal (mu), input-delta (chi) and residual (delta) components; the nine alignment terms
+- :mod:`.metrics`   M1-M9 of the reference note, accuracies
+- :mod:`.analysis`  one call that runs a trained ensemble on an analysis set and computes everything
+- :mod:`.plots`     one function per panel (P-att, P-temp, ...), each returning a Figure
+- :mod:`.tables`    the accuracy table (T1) and the hyperparameter table (T2)
+"""
