@@ -32,6 +32,9 @@ def test_normalise_and_tokenise():
     assert enfr.tokenize("C\u2019est l'homme\u202f!") == ["c'", "est", "l'", "homme", "!"]
     assert enfr.tokenize("J'ai gagné !") == ["j'", "ai", "gagné", "!"]
     assert enfr.detokenize(["c'", "est", "moi", "."]) == "c'est moi ."
+    assert enfr.tokenize("I\u2019m sure it's Tom's, don't go.", "en") == [
+        "i", "'m", "sure", "it", "'s", "tom", "'s", ",", "do", "n't", "go", "."]
+    assert enfr.detokenize(["i", "'m", "do", "n't"], "en") == "i'm don't"
 
 
 def test_load_small_file(tmp_path):

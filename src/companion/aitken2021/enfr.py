@@ -17,8 +17,9 @@ Pipeline
 2. **Normalise**: Unicode NFC; the narrow no-break space U+202F, the no-break space
    U+00A0, the thin space U+2009 (and other Unicode spaces) become an ASCII space;
    curly apostrophes U+2019/U+2018 and U+02BC become ``'``; lower case.
-3. **Tokenise**: words, with a trailing apostrophe kept on the left part
-   (French elision: ``c'est`` -> ``c'`` ``est``); every punctuation mark is a token.
+3. **Tokenise**: words and punctuation marks. French keeps the apostrophe on the
+   elided word (``c'est`` -> ``c'`` ``est``); English splits clitics to the right
+   (``don't`` -> ``do`` ``n't``, ``i'm`` -> ``i`` ``'m``).
 4. **Filter** pairs with at most ``max_len`` tokens on both sides.
 5. **Split by English sentence**: all French translations of one English
    sentence fall in the same split (the corpus has ~1.5 translations per
@@ -59,7 +60,8 @@ CREDIT = "Contains sentences from the Tatoeba Project (tatoeba.org), CC-BY 2.0 F
 
 _SPACES = {"\u202f", "\u00a0", "\u2009", "\u2007", "\u2002", "\u2003", "\u200a", "\u3000"}
 _APOSTROPHES = {"\u2019", "\u2018", "\u02bc", "\u00b4"}
-_TOKEN = re.compile(r"[^\W_]+'|[^\W_]+|\S", re.UNICODE)
+_TOKEN_FR = re.compile(r"[^\W_]+'|[^\W_]+|\S", re.UNICODE)
+_TOKEN_EN = re.compile(r"[^\W_]+(?=n't\b)|n't\b|'[^\W_]+|[^\W_]+|\S", re.UNICODE)
 
 
 class EnFrDataError(ValueError):
@@ -155,14 +157,22 @@ def normalize(text: str) -> str:
     return " ".join(text.split()).lower()
 
 
-def tokenize(text: str) -> list[str]:
-    """Tokens of a normalised sentence: ``"c'est l'homme !"`` -> ``["c'", 'est', "l'", 'homme', '!']``."""
-    return _TOKEN.findall(normalize(text))
+def tokenize(text: str, lang: str = "fr") -> list[str]:
+    """Tokens of a normalised sentence; every punctuation mark is its own token.
+
+    French keeps the apostrophe on the elided word: ``"c'est l'homme !"`` ->
+    ``["c'", 'est', "l'", 'homme', '!']``. English splits clitics to the right:
+    ``"I'm sure it's Tom's, don't go"`` -> ``['i', "'m", 'sure', 'it', "'s", 'tom', "'s", ',', 'do', "n't", 'go']``.
+    """
+    pattern = _TOKEN_EN if lang == "en" else _TOKEN_FR
+    return pattern.findall(normalize(text))
 
 
-def detokenize(tokens: list[str]) -> str:
-    """Inverse of :func:`tokenize` up to spacing: tokens joined by spaces, elided words glued."""
+def detokenize(tokens: list[str], lang: str = "fr") -> str:
+    """Inverse of :func:`tokenize` up to spacing: tokens joined by spaces, elided words / clitics glued."""
     out = " ".join(tokens)
+    if lang == "en":
+        return out.replace(" n't", "n't").replace(" '", "'")
     return out.replace("' ", "'")
 
 
@@ -265,7 +275,7 @@ def load(
     if not 0.0 < test_fraction < 1.0:
         raise ValueError("test_fraction must lie in (0, 1)")
     raw = read_pairs(path, max_lines=max_lines)
-    pairs = [(tokenize(en), tokenize(fr)) for en, fr in raw]
+    pairs = [(tokenize(en, "en"), tokenize(fr, "fr")) for en, fr in raw]
     pairs = [(e, f) for e, f in pairs if 1 <= len(e) <= max_len and 1 <= len(f) <= max_len]
     if not pairs:
         raise EnFrDataError(f"no pair has at most {max_len} tokens on both sides")
