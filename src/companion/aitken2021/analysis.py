@@ -1,0 +1,187 @@
+"""From chapter settings to a trained ensemble and every analysis of it.
+
+Chapters call :func:`one_to_one_ensemble` (settings -> cached trained
+ensemble; the same settings give the same cache entry, so Figure 2, the
+accuracy table and the appendix share one AED ensemble) and :func:`analyse`
+(one greedy pass over a fresh analysis set plus the decomposition; every other
+number is a lazily computed property of the returned :class:`Analysis`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import torch
+
+from .. import progress as _progress
+from . import metrics as M
+from .decompose import Components, alignment_terms, decompose_decoder, decompose_encoder
+from .models import Trace
+from .tasks import OneToOne, Seq2SeqData, Task
+from .train import TrainConfig, TrainedEnsemble, derive_seed, trained_ensemble
+
+__all__ = ["task_from_settings", "train_config_from_settings", "one_to_one_ensemble", "analyse", "Analysis",
+           "summary", "mean_sd"]
+
+
+def _get(S: Mapping, name: str, default=None):
+    try:
+        v = S[name]
+    except (KeyError, AttributeError):
+        return default
+    return default if v is None else v
+
+
+def task_from_settings(S: Mapping, reverse: bool = False, rules: tuple[str, ...] = ()) -> OneToOne:
+    """The one-to-one task described by a chapter's ``n_words``, ``min_len``, ``max_len``, ``pad_to``."""
+    return OneToOne(
+        n_words=int(_get(S, "n_words", 3)),
+        min_len=int(_get(S, "min_len", 15)),
+        max_len=int(_get(S, "max_len", 19)),
+        pad_to=_get(S, "pad_to", None),
+        reverse=reverse,
+        rules=tuple(rules),
+    )
+
+
+def train_config_from_settings(S: Mapping, arch: str) -> TrainConfig:
+    """The training recipe with the chapter's step budget (``ved_steps`` for VED, else ``steps``)."""
+    steps = int(_get(S, "ved_steps", _get(S, "steps", 6000)) if arch == "VED" else _get(S, "steps", 6000))
+    return TrainConfig(steps=steps, dataset_batches=int(_get(S, "dataset_batches", 1000)))
+
+
+def one_to_one_ensemble(S: Mapping, arch: str, reverse: bool = False, rules: tuple[str, ...] = ()) -> TrainedEnsemble:
+    """The cached ensemble ``arch`` on the chapter's one-to-one task (seeds ``seed..seed+n_seeds-1``)."""
+    task = task_from_settings(S, reverse=reverse, rules=rules)
+    return trained_ensemble(
+        arch,
+        task,
+        seed=int(_get(S, "seed", 1)),
+        n_seeds=int(_get(S, "n_seeds", 1)),
+        train=train_config_from_settings(S, arch),
+        progress=_progress.progress,
+    )
+
+
+@dataclass
+class Analysis:
+    """A trained ensemble run greedily on one analysis set, decomposed; metrics on demand."""
+
+    ensemble: TrainedEnsemble
+    data: Seq2SeqData
+    trace: Trace
+    enc: Components
+    dec: Components
+    cache: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def model(self):
+        return self.ensemble.model
+
+    @property
+    def arch(self) -> str:
+        return self.ensemble.arch
+
+    @property
+    def has_attention(self) -> bool:
+        return self.trace.attention is not None
+
+    @cached_property
+    def accuracy(self) -> dict:
+        w, p = M.accuracy_from_logits(self.trace.predictions, self.data)
+        return {"word": w, "phrase": p}
+
+    @cached_property
+    def reconstruction_error(self) -> float:
+        """Largest |mu + chi + delta - h| over every encoder and decoder state (should be float rounding)."""
+        return max(float((c.reconstruct() - c.states).abs().max()) for c in (self.enc, self.dec))
+
+    @cached_property
+    def terms(self) -> dict:
+        return alignment_terms(self.enc, self.dec, self.model.attn)
+
+    @cached_property
+    def term_fractions(self) -> dict:
+        return M.term_fractions(self.terms, self.trace.alignment, self.trace, self.data, k=5)
+
+    @cached_property
+    def aam(self) -> dict:
+        return M.aam_approximation(self.model, self.trace, self.data, self.enc, self.dec)
+
+    @cached_property
+    def diagonal(self) -> torch.Tensor:
+        """Fraction of valid rows whose attention argmax is the expected source position ``(E,)``."""
+        return M.attention_argmax_agreement(self.trace.attention, self.data.meta["expected_source"], self.data)
+
+    @cached_property
+    def temporal_alignment(self) -> torch.Tensor:
+        """``mu^E_s . mu^D_t`` per member ``(E, T, S)``."""
+        return torch.einsum("etn,esn->ets", self.dec.mu, self.enc.mu)
+
+    @cached_property
+    def readout_alignment(self) -> dict:
+        return M.input_readout_alignment(self.model, self.enc)
+
+    def translation_pairs(self) -> list[tuple[int, int]]:
+        """(input word, output word) index pairs of the one-to-one dictionary (I_k -> O_k)."""
+        iv, ov = self.data.in_vocab, self.data.out_vocab
+        return [(iv.index(f"I{k}"), ov.index(f"O{k}")) for k in range(iv.pad)]
+
+    @cached_property
+    def readout_match(self) -> torch.Tensor:
+        return M.readout_match(self.readout_alignment["angle"], self.translation_pairs())
+
+    @cached_property
+    def variance_pr(self) -> dict:
+        """M6 for encoder then decoder steps: ``variance``/``pr`` ``(E, S + T)``; ``S``."""
+        e, d = M.variance_and_pr(self.enc), M.variance_and_pr(self.dec)
+        return {
+            "variance": torch.cat([e["variance"], d["variance"]], -1),
+            "pr": torch.cat([e["pr"], d["pr"]], -1),
+            "S": self.enc.states.shape[2],
+        }
+
+    @cached_property
+    def word_variance(self) -> dict:
+        return {
+            "encoder": M.word_variance(self.enc, self.data.inputs, len(self.data.in_vocab), self.data.in_vocab.pad),
+            "decoder": M.word_variance(self.dec, self.data.targets, len(self.data.out_vocab), self.data.out_vocab.pad),
+        }
+
+    @cached_property
+    def norm_ratio(self) -> dict:
+        return {"encoder": M.norm_ratio(self.enc), "decoder": M.norm_ratio(self.dec)}
+
+    @cached_property
+    def null_input(self) -> dict:
+        S, T = self.enc.states.shape[2], self.dec.states.shape[2]
+        enc0, dec0 = self.model.null_input_states(S, T)
+        return {"encoder": M.null_input_comparison(self.enc, enc0), "decoder": M.null_input_comparison(self.dec, dec0)}
+
+    @cached_property
+    def explained(self) -> dict:
+        return {"encoder": M.explained_variance(self.enc), "decoder": M.explained_variance(self.dec)}
+
+
+@torch.no_grad()
+def analyse(ensemble: TrainedEnsemble, n: int = 1000, seed: int = 0, task: Task | None = None) -> Analysis:
+    """Run ``ensemble`` greedily on ``n`` fresh sequences (drawn from ``seed``; the same set for
+    every member) and decompose encoder and decoder states."""
+    task = task or ensemble.task
+    data = task.sample(int(n), torch.Generator().manual_seed(derive_seed(seed, "analysis")))
+    trace = ensemble.model(data, mode="greedy")
+    return Analysis(ensemble, data, trace, decompose_encoder(trace, data), decompose_decoder(trace, data))
+
+
+def mean_sd(x: torch.Tensor) -> tuple[float, float]:
+    """Mean and sample sd over members (sd = 0 for one member)."""
+    x = x.double().flatten()
+    return float(x.mean()), float(x.std()) if x.numel() > 1 else 0.0
+
+
+def summary(x: torch.Tensor, fmt: str = "{:.3f}") -> str:
+    """``"m ± sd (n=E)"`` over ensemble members."""
+    m, s = mean_sd(x)
+    return f"{fmt.format(m)} ± {fmt.format(s)} (n={x.numel()})"
