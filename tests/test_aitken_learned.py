@@ -2,11 +2,21 @@
 
 import math
 
+import pytest
 import torch
 
 from companion.aitken2021 import learned
 from companion.aitken2021.models import ModelConfig, Seq2Seq
 from companion.aitken2021.tasks import OneToOne
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    """Tiny matrices: one intra-op thread avoids OpenMP contention on a shared CPU."""
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
 
 
 def _model(attention, seeds, **opts):

@@ -34,7 +34,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import torch
 
@@ -113,9 +113,11 @@ def escan_ensemble(S: Mapping, arch: str) -> TrainedEnsemble:
     train = TrainConfig(steps=steps, l2=ESCAN_L2, dataset_batches=min(steps, int(_get(S, "dataset_batches", 1000))),
                         n_test=int(_get(S, "n_test", 1000)))
     with single_thread():
-        return trained_ensemble(arch, ESCAN(), seed=int(_get(S, "seed", 1)), n_seeds=int(_get(S, "escan_seeds", 2)),
-                                train=train, model_options=AO_ESCAN_OPTIONS if arch == "AO" else None,
-                                progress=_progress.progress)
+        ens = trained_ensemble(arch, ESCAN(), seed=int(_get(S, "seed", 1)), n_seeds=int(_get(S, "escan_seeds", 2)),
+                               train=train, model_options=AO_ESCAN_OPTIONS if arch == "AO" else None,
+                               progress=_progress.progress)
+    ens.model.requires_grad_(False)  # analysis only from here on
+    return ens
 
 
 def enfr_task(S: Mapping) -> EnFrTask:
@@ -135,9 +137,11 @@ def enfr_ensemble(S: Mapping, arch: str) -> TrainedEnsemble:
     steps = int(_get(S, "enfr_steps", 2000))
     train = TrainConfig(steps=steps, l2=ENFR_L2, dataset_batches=min(steps, 1000), n_test=256)
     with single_thread():
-        return trained_ensemble(arch, task, seed=int(_get(S, "seed", 1)), n_seeds=int(_get(S, "enfr_seeds", 1)),
-                                train=train, model_options=ENFR_AO_OPTIONS if arch == "AO" else ENFR_OPTIONS,
-                                progress=_progress.progress)
+        ens = trained_ensemble(arch, task, seed=int(_get(S, "seed", 1)), n_seeds=int(_get(S, "enfr_seeds", 1)),
+                               train=train, model_options=ENFR_AO_OPTIONS if arch == "AO" else ENFR_OPTIONS,
+                               progress=_progress.progress)
+    ens.model.requires_grad_(False)  # analysis only from here on
+    return ens
 
 
 @torch.no_grad()
@@ -475,3 +479,122 @@ def comparison_rows(analyses: Mapping, key_config: Mapping | None = None) -> lis
     if key_config is None:
         return compute()["rows"]
     return cache.cached("aitken2021-beyond-rows", dict(key_config), compute, scope=("aitken2021",))["rows"]
+
+
+# --------------------------------------------------------------------------------------
+# the one-to-one reference (shared with the Figure 2 / Figure 3 chapters)
+# --------------------------------------------------------------------------------------
+#: chapters whose settings define the one-to-one AED / AO ensembles; reusing them means the
+#: comparison reads the very networks those chapters trained (same cache entries).
+O2O_CHAPTERS = {"AED": "fig2", "AO": "fig3"}
+
+
+def one_to_one_settings(S: Mapping, arch: str) -> Mapping:
+    """The settings of the chapter that trains the one-to-one ``arch`` ensemble, under the same profile.
+
+    Falls back to this chapter's ``o2o_steps`` / ``seed`` (one seed, default task) when
+    that chapter is not configured.
+    """
+    from .. import config
+
+    try:
+        return config.resolve(O2O_CHAPTERS[arch], profile=getattr(S, "profile", None))
+    except (config.ConfigError, KeyError):
+        return {"seed": int(_get(S, "seed", 1)), "n_seeds": 1, "steps": int(_get(S, "o2o_steps", 1500))}
+
+
+def one_to_one_analyses(S: Mapping, archs=("AED", "AO")) -> dict:
+    """``{("one-to-one", arch): Analysis}`` of the one-to-one ensembles of Figures 2 and 3."""
+    from .analysis import one_to_one_ensemble
+
+    out = {}
+    for arch in archs:
+        S2 = one_to_one_settings(S, arch)
+        with single_thread():
+            ens = one_to_one_ensemble(S2, arch)
+            out[("one-to-one", arch)] = analyse(ens, n=int(_get(S, "n_analysis", 1000)), seed=int(_get(S, "seed", 1)))
+    return out
+
+
+def ensemble_key(analyses: Mapping) -> dict:
+    """Plain description of analysed ensembles (model, task, seeds, training) + analysis-set sizes,
+    for cache keys of results derived from them."""
+    return {f"{t}/{a}": {"model": an.ensemble.payload.get("model"), "task": an.ensemble.payload.get("task"),
+                         "seeds": list(an.ensemble.seeds), "train": an.ensemble.payload.get("train"),
+                         "n": len(an.data)}
+            for (t, a), an in analyses.items()}
+
+
+def ordered(rows: Sequence[dict], key: str, tasks=("one-to-one", "eSCAN", "En-Fr")) -> dict:
+    """``{arch: [value per task in ``tasks`` order]}`` from comparison rows."""
+    out: dict = {}
+    for arch in sorted({r["arch"] for r in rows}):
+        out[arch] = [next((r[key] for r in rows if r["arch"] == arch and r["task"] == t), math.nan) for t in tasks]
+    return out
+
+
+def strictly_decreasing(values) -> bool:
+    v = [float(x) for x in values]
+    return all(math.isfinite(x) for x in v) and all(a > b for a, b in zip(v, v[1:]))
+
+
+def strictly_increasing(values) -> bool:
+    return strictly_decreasing([-float(x) for x in values])
+
+
+def available_tasks(S: Mapping) -> tuple[tuple[str, ...], str]:
+    """``(tasks, note)``: eSCAN always; En-Fr only if its pairs file can be read.
+
+    When the corpus is missing the En-Fr panels are marked *not reproduced*
+    instead of being faked (reference note A15); ``note`` says why.
+    """
+    from .enfr import EnFrDataError
+
+    try:
+        enfr_task(S).corpus  # noqa: B018 - loads (and caches) the corpus
+    except EnFrDataError as exc:
+        return ("eSCAN",), f"English-French not reproduced: {exc}"
+    return ("eSCAN", "En-Fr"), ""
+
+
+def term_fraction(a: Analysis, name: str) -> torch.Tensor:
+    """One M1 term fraction (mean over t) per member ``(E,)``."""
+    return a.term_fractions["mean"][:, TERM_NAMES.index(name)]
+
+
+def interesting_steps(ex: dict, k: int = 3) -> list[int]:
+    """Up to ``k`` decoder steps of a P-dotdec example where the source word is off the diagonal,
+    spread over the sequence (falls back to the first steps)."""
+    exp = ex.get("expected")
+    if exp is None:
+        return list(range(min(k, len(ex["targets"]))))
+    off = [t for t in range(len(exp)) if int(exp[t]) >= 0 and int(exp[t]) != t]
+    if not off:
+        return list(range(min(k, len(exp))))
+    pick = [off[round(j * (len(off) - 1) / max(k - 1, 1))] for j in range(min(k, len(off)))]
+    return sorted(set(pick))
+
+
+def held_out_accuracy(S: Mapping, arch: str) -> dict:
+    """English-French greedy word / phrase accuracy, teacher-forced token accuracy and BLEU on the
+    held-out split, per member, cached (key: the ensemble's description)."""
+    ens = enfr_ensemble(S, arch)
+    task = ens.task
+    key = {"model": ens.payload.get("model"), "task": ens.payload.get("task"), "seeds": list(ens.seeds),
+           "train": ens.payload.get("train")}
+
+    def compute():
+        return {k: v for k, v in enfr_scores(analyse_enfr(ens, task)).items()}
+
+    return cache.cached("aitken2021-enfr-heldout", key, compute, scope=("aitken2021/beyond", "aitken2021/enfr"))
+
+
+def position_baseline(task: EnFrTask) -> float:
+    """Word accuracy of the best input-blind guess: at each output position, the training split's
+    most frequent target token there (EOS included). A floor for the held-out scores."""
+    tr, te = task.corpus.train, task.corpus.test
+    T = tr.targets.shape[-1]
+    guess = torch.stack([torch.bincount(tr.targets[:, t][tr.target_valid[:, t]], minlength=len(tr.out_vocab)).argmax()
+                         for t in range(T)])
+    valid = te.target_valid
+    return float(((te.targets == guess) & valid).sum() / valid.sum())

@@ -367,7 +367,12 @@ class EnFrTask(Task):
         return self.corpus.out_vocab
 
     def config(self) -> dict:
+        """Plain data for cache keys: the corpus content (sha256) and a fingerprint of this
+        module (tokenisation, vocabularies, the learned embedding)."""
+        from companion import cache
+
         return {"task": "enfr", "data_path": self.data_path, "file_sha256": file_digest(self.data_path),
+                "code": cache.fingerprint(("aitken2021/enfr",)),
                 "seed": self.seed, "max_len": self.max_len, "test_fraction": self.test_fraction,
                 "n_train": self.n_train, "n_test": self.n_test, "min_count": self.min_count,
                 "max_vocab": self.max_vocab}

@@ -267,8 +267,12 @@ class ESCAN(Task):
         return s + 1, t + 1
 
     def config(self) -> dict:
+        """Plain data for cache keys; ``code`` fingerprints this module, so trained eSCAN
+        networks are retrained when the task's generator changes."""
+        from companion import cache
+
         return {"task": "escan", "min_out_len": self.min_out_len, "max_out_len": self.max_out_len,
-                "max_in_len": self.max_in_len}
+                "max_in_len": self.max_in_len, "code": cache.fingerprint(("aitken2021/escan",))}
 
     def sample(self, n: int, generator: torch.Generator) -> Seq2SeqData:
         seed = int(torch.randint(0, 2**62, (1,), generator=generator))

@@ -72,7 +72,9 @@ class QKVAttention(EnsembleModule):
     ``(E, B, T, S)``; context ``(E, B, T, v_size)``.
     """
 
-    def __init__(self, n_members: int, hidden: int, qk_size: int | None = None, v_size: int | None = None):
+    def __init__(self, n_members: int, hidden: int, qk_size: int | None = None, v_size: int | None = None,
+                 code: str | None = None):
+        # ``code`` only marks cache keys (a fingerprint of this module, see learned_ensemble)
         super().__init__(n_members)
         self.hidden = int(hidden)
         self.qk_size = int(qk_size or hidden)
@@ -136,7 +138,7 @@ class MultiHeadAttention(EnsembleModule):
     """
 
     def __init__(self, n_members: int, hidden: int, heads: int = 2, qk_size: int | None = None,
-                 v_size: int | None = None):
+                 v_size: int | None = None, code: str | None = None):
         super().__init__(n_members)
         if heads < 1:
             raise ValueError("heads must be >= 1")
@@ -225,3 +227,137 @@ def learned_alignment_terms(enc_parts: dict, dec_parts: dict, W_K: torch.Tensor,
         e, d = name.split("_")
         out[name] = scale * torch.einsum("ebsk,ebtk->ebts", K[_PARTS[e]], Q[_PARTS[d]])
     return out
+
+
+# --------------------------------------------------------------------------------------
+# appendix analyses (P-qkv): temporal components after W_K / W_Q, input-delta after W_V
+# --------------------------------------------------------------------------------------
+def _angle(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
+    """Angles in degrees between rows of ``A (E, V, d)`` and rows of ``B (E, K, d)`` -> ``(E, V, K)``."""
+    dot = torch.einsum("evd,ekd->evk", A, B)
+    cos = dot / (A.norm(dim=-1).unsqueeze(-1) * B.norm(dim=-1).unsqueeze(-2)).clamp_min(1e-12)
+    return torch.rad2deg(torch.arccos(cos.clamp(-1, 1)))
+
+
+def _heads(attn) -> list:
+    return list(attn.head) if isinstance(attn, MultiHeadAttention) else [attn]
+
+
+@torch.no_grad()
+def projected_temporal(a, head: int | None = None, min_count: int = 10) -> dict:
+    """Temporal alignment before and after the key/query projections.
+
+    ``before`` = ``mu^D_t . mu^E_s``; ``after`` = ``scale * (W_Q mu^D_t) . (W_K mu^E_s)``
+    (the temporal-temporal term of the learned alignment), each ``(E, T, S)``.
+    ``diag_before`` / ``diag_after`` ``(E,)``: the fraction of decoder steps t
+    (with at least ``min_count`` samples, and t < S) whose argmax over s (same
+    restriction) is s = t. ``cos_diag_after``: the mean cosine between
+    ``W_K mu^E_t`` and ``W_Q mu^D_t`` (same step) and ``cos_off_after`` over s != t.
+    ``a`` is an :class:`~companion.aitken2021.analysis.Analysis`; ``head`` picks
+    one head of a multi-head model.
+    """
+    attn = _heads(a.model.attn)[head or 0]
+    enc, dec = a.enc, a.dec
+    s_ok = enc.valid[0].sum(0) >= min_count
+    t_ok = dec.valid[0].sum(0) >= min_count
+    K, Q = attn.project_keys(enc.mu), attn.project_queries(dec.mu)
+    before = torch.einsum("etn,esn->ets", dec.mu, enc.mu)
+    after = attn.scale * torch.einsum("etk,esk->ets", Q, K)
+    T, S = before.shape[1:]
+    rows = t_ok & (torch.arange(T) < S)
+    rows &= torch.cat([s_ok, torch.zeros(max(0, T - S), dtype=torch.bool)])[:T]
+    t_idx = torch.arange(T)
+
+    def diag(M):
+        arg = M.masked_fill(~s_ok[None, None, :], -math.inf).argmax(-1)
+        return ((arg == t_idx) & rows).sum(-1).double() / rows.sum().clamp_min(1)
+
+    cos = torch.einsum("etk,esk->ets", Q, K) / (Q.norm(dim=-1).unsqueeze(-1) * K.norm(dim=-1).unsqueeze(-2)).clamp_min(1e-12)
+    same = torch.zeros(T, S, dtype=torch.bool)
+    n = min(T, S)
+    same[torch.arange(n), torch.arange(n)] = True
+    ok = rows[:, None] & s_ok[None, :]
+    return {
+        "before": before, "after": after, "keys": K, "queries": Q, "s_ok": s_ok, "t_ok": rows,
+        "diag_before": diag(before), "diag_after": diag(after),
+        "cos_diag_after": (cos * (same & ok)).sum((1, 2)) / (same & ok).sum().clamp_min(1),
+        "cos_off_after": (cos * (~same & ok)).sum((1, 2)) / (~same & ok).sum().clamp_min(1),
+    }
+
+
+def value_maps(attn) -> list[torch.Tensor]:
+    """Per head, the map from an encoder state to its contribution to the context, as ``x @ M``:
+    ``W_V`` for QKV attention; ``W_V^k`` followed by head k's block of ``W_O`` for multi-head."""
+    if isinstance(attn, MultiHeadAttention):
+        M = attn.head_value_maps()
+        return [M[:, k] for k in range(attn.heads)]
+    return [attn.W_V]
+
+
+@torch.no_grad()
+def value_readout_alignment(a, pairs: list[tuple[int, int]], head: int | None = None) -> dict:
+    """Input-delta components against the context readout rows, after the value projection.
+
+    ``after``: angle (degrees) between readout row ``w_y`` and ``chi^E_x M`` (M the
+    head's value map), ``(E, V_out, V_in)``; ``before``: the same with ``chi^E_x``
+    itself (meaningful only as a contrast: the readout acts on values, not on
+    hidden states). ``match_after`` / ``match_before`` ``(E,)``: the fraction of
+    translation ``pairs`` (input id, output id) whose readout row has the smallest
+    angle among all output rows.
+    """
+    R = a.model.context_readout_rows().detach()  # (E, V, c)
+    chi = a.enc.chi
+    Mk = value_maps(a.model.attn)[head or 0]
+    after = _angle(R, bmm_last(chi, Mk))
+    before = _angle(R, chi) if R.shape[-1] == chi.shape[-1] else torch.full_like(after, math.nan)
+
+    def match(ang):
+        return torch.stack([ang[:, :, i].argmin(-1) == o for i, o in pairs], -1).double().mean(-1)
+
+    return {"after": after, "before": before, "match_after": match(after), "match_before": match(before),
+            "pair_angle_after": torch.stack([after[:, o, i] for i, o in pairs], -1)}
+
+
+# --------------------------------------------------------------------------------------
+# chapter entry points
+# --------------------------------------------------------------------------------------
+def learned_ensemble(S, attention: str = "qkv"):
+    """AED with learned attention on the chapter's one-to-one task, trained as one program and cached.
+
+    Settings read: ``seed``, ``n_seeds``, ``steps``, ``qk_size`` (QKV) or ``heads``
+    (multi-head), and the task's ``n_words`` / ``min_len`` / ``max_len`` if present.
+    L2 = 1e-3 as for the dot-product AED on one-to-one [CODE].
+    """
+    from .. import cache
+    from .. import progress as _progress
+    from .analysis import _get, task_from_settings, train_config_from_settings
+    from .train import trained_ensemble
+
+    opts = {}
+    if attention == "qkv":
+        opts["qk_size"] = int(_get(S, "qk_size", 32))
+    elif attention == "mh":
+        opts["heads"] = int(_get(S, "heads", 2))
+    else:
+        raise ValueError(f"attention must be 'qkv' or 'mh', got {attention!r}")
+    opts["code"] = cache.fingerprint(("aitken2021/learned",))  # retrain when this module changes
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)  # see beyond.single_thread
+    try:
+        ens = trained_ensemble("AED", task_from_settings(S), seed=int(_get(S, "seed", 1)),
+                                n_seeds=int(_get(S, "n_seeds", 1)), train=train_config_from_settings(S, "AED"),
+                                model_options={"attention": attention, "attention_options": tuple(opts.items())},
+                                progress=_progress.progress)
+        ens.model.requires_grad_(False)  # analysis only from here on
+        return ens
+    finally:
+        torch.set_num_threads(old)
+
+
+@torch.no_grad()
+def head_terms(a, head: int) -> dict:
+    """The nine alignment terms of one head of a multi-head model (after its W_K / W_Q), ``(E, B, T, S)``."""
+    attn = a.model.attn.head[head]
+    enc = {"mu": a.enc.temporal.expand_as(a.enc.states), "chi": a.enc.input_delta, "delta": a.enc.delta}
+    dec = {"mu": a.dec.temporal.expand_as(a.dec.states), "chi": a.dec.input_delta, "delta": a.dec.delta}
+    return learned_alignment_terms(enc, dec, attn.W_K, attn.W_Q, attn.scale)
