@@ -151,11 +151,13 @@ class EnsembleGRUCell(EnsembleModule):
 
     def step(self, xproj: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
         """One update from a projected input ``(E, B, 3n)`` and state ``(E, B, n)``."""
+        # split/chunk (not slicing) and baddbmm (fused add): their backward passes
+        # concatenate instead of zero-filling a full-size gradient per slice.
         n = self.hidden_size
-        ur = torch.sigmoid(xproj[..., : 2 * n] + torch.bmm(h, self.U_ur))
-        u, r = ur[..., :n], ur[..., n:]
-        c = torch.tanh(xproj[..., 2 * n :] + torch.bmm(r * h, self.U_c))
-        return u * h + (1.0 - u) * c
+        x_ur, x_c = xproj.split([2 * n, n], dim=-1)
+        u, r = torch.sigmoid(torch.baddbmm(x_ur, h, self.U_ur)).chunk(2, dim=-1)
+        c = torch.tanh(torch.baddbmm(x_c, r * h, self.U_c))
+        return torch.lerp(c, h, u)  # u * h + (1 - u) * c
 
     def step_from_zero(self, xproj: torch.Tensor) -> torch.Tensor:
         """The update from ``h = 0`` (a feed-forward use of the cell): ``(1 - u) * c``.
@@ -163,9 +165,8 @@ class EnsembleGRUCell(EnsembleModule):
         Works on any shape ``(E, ..., 3n)``, so all positions go through at once.
         """
         n = self.hidden_size
-        u = torch.sigmoid(xproj[..., :n])
-        c = torch.tanh(xproj[..., 2 * n :])
-        return (1.0 - u) * c
+        x_u, _, x_c = xproj.split([n, n, n], dim=-1)
+        return (1.0 - torch.sigmoid(x_u)) * torch.tanh(x_c)
 
     def forward(self, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
         return self.step(self.input_projection(x), h)

@@ -390,8 +390,8 @@ class Seq2Seq(nn.Module):
             return states, states[:, :, -1]
         h = self.h0.unsqueeze(1).expand(E, B, self.config.hidden)
         out = []
-        for s in range(S):
-            new = self.encoder.step(xproj[:, :, s], h)
+        for s, x_s in enumerate(xproj.unbind(2)):  # unbind: its backward stacks, slicing would zero-fill
+            new = self.encoder.step(x_s, h)
             if in_index is not None:
                 new = torch.where((s > in_index).unsqueeze(-1), h, new)
             h = new
@@ -430,8 +430,8 @@ class Seq2Seq(nn.Module):
         xproj = self.decoder.input_projection(x)
         if self.recurrent:
             h, out = final, []
-            for t in range(T):
-                h = self.decoder.step(xproj[:, :, t], h)
+            for x_t in xproj.unbind(2):
+                h = self.decoder.step(x_t, h)
                 out.append(h)
             dec = torch.stack(out, dim=2)
         else:
