@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .normalisers import normalise
+from .normalisers import NORMALISERS, normalise
 
 __all__ = ["ConvSpec", "NetSpec", "FOCUS_SPECS", "CLASSIFIER_SPECS", "INPUT_SHAPES", "FocusCNN",
            "ClassificationCNN", "SDCImageNet", "averaging_layers", "spec_summary", "LAYER_NAMES"]
@@ -253,7 +253,9 @@ class SDCImageNet(nn.Module):
                 torch.manual_seed(int(seed))
             self.classification_net = ClassificationCNN(arch, c, s, n_classes, width)
 
-    def forward(self, x: torch.Tensor, mode: str = "sdc"):
+    def forward(self, x: torch.Tensor, mode: str = "sdc", norm_code: torch.Tensor | None = None):
+        """``norm_code`` (0-d tensor: index into ``NORMALISERS``) overrides the normaliser per call, so a
+        vmapped ensemble can mix softmax, sparsemax and spherical-softmax members."""
         if mode == "focus":
             return self.focus_net(x)[0]
         if mode == "classify":
@@ -261,7 +263,12 @@ class SDCImageNet(nn.Module):
         b, m = x.shape[:2]
         score, feat = self.focus_net(x.flatten(0, 1), tap=self.layer)
         scores = score.view(b, m)
-        alpha = normalise(scores, self.normaliser)
+        if norm_code is None:
+            alpha = normalise(scores, self.normaliser)
+        else:
+            alpha = torch.where(norm_code == 0, normalise(scores, NORMALISERS[0]),
+                                torch.where(norm_code == 1, normalise(scores, NORMALISERS[1]),
+                                            normalise(scores, NORMALISERS[2])))
         phi = x if self.layer == 0 else feat.view(b, m, *feat.shape[1:])
         z = torch.einsum("bj,bj...->b...", alpha, phi)
         return scores, alpha, self.classification_net(z)

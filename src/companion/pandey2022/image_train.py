@@ -1,9 +1,9 @@
 """Training of the image-mosaic attention models (T-CIFAR-ENT, T-CIFAR-SPARSE, T-INIT), as one batched
 program per shape.
 
-A *program* trains E members at once. All members share the data, the architecture family, width,
-averaging layer and normaliser (those fix the tensor shapes); each member has its own seed, entropy
-weight k, initialisation (random "R" or pre-trained "P" focus / classifier) and choice of which part
+A *program* trains E members at once. All members share the data, the architecture family, width and
+averaging layer (those fix the tensor shapes); each member has its own seed, entropy weight k, attention
+normaliser (softmax, sparsemax or spherical softmax), initialisation (random "R" or pre-trained "P" focus / classifier) and choice of which part
 trains ("both", "focus", "classify", "none"). Members' parameters are stacked along a leading axis and the
 single-network modules of :mod:`.cnn` are mapped over that axis with ``torch.func.vmap`` +
 ``functional_call``; the loss is the sum of the members' losses, so each member receives exactly its own
@@ -11,7 +11,7 @@ gradient, and Adam (element-wise) then updates each member exactly as a separate
 
 Per member (note §1.2, §3.3, §9):
 
-* loss = (1 − k)·CE + k·mean_batch H(α) (H in nats; ``normalisers.attention_entropy``);
+* loss = (1 − k)·CE + k·mean_batch H(α) (H in nats; see :func:`entropy_nats`);
 * two Adam optimisers (focus net, classification net), stepped every minibatch;
 * data order: a fresh permutation of the training mosaics every epoch from the member's seed;
 * early stop when the member's mean minibatch loss over an epoch is ≤ ``stop_loss`` (0.05 for CIFAR);
@@ -27,6 +27,8 @@ Results go through :func:`companion.cache.cached`; the cache key holds every set
 from __future__ import annotations
 
 import copy
+import os
+from contextlib import contextmanager
 from functools import lru_cache
 
 import torch
@@ -39,12 +41,31 @@ from ..seeding import generator, seed_all
 from . import images as images_mod
 from . import metrics
 from .cnn import SDCImageNet, averaging_layers
-from .normalisers import attention_entropy
+from .normalisers import NORMALISERS
 
 SCOPE = ("pandey2022",)
 KIND = "pandey2022-image-sdc"
 KIND_PRETRAIN = "pandey2022-image-pretrain"
 PARTS = ("both", "focus", "classify", "none")
+
+
+THREADS_ENV = "COMPANION_TRAIN_THREADS"
+
+
+@contextmanager
+def train_threads():
+    """Run CPU training with ``$COMPANION_TRAIN_THREADS`` intra-op threads (default 1), then restore.
+
+    Why: on a shared 2-core machine, two OpenMP threads per process that compete with other busy
+    processes spin-wait on each other; we measured small batched matmuls 50–80× slower with 2 threads
+    than with 1 under such load. One thread loses at most ~2× on an idle machine. Ignored on CUDA."""
+    n = int(os.environ.get(THREADS_ENV, "1"))
+    old = torch.get_num_threads()
+    torch.set_num_threads(max(1, n))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -84,13 +105,30 @@ def last_layer(data: dict) -> int:
     return max(averaging_layers(arch_for(data)))
 
 
-def member(seed: int, k: float = 0.0, focus_init: str = "R", classify_init: str = "R", train: str = "both") -> dict:
+def member(seed: int, k: float = 0.0, normaliser: str = "softmax", focus_init: str = "R",
+           classify_init: str = "R", train: str = "both") -> dict:
+    """One member of a program: seed, entropy weight, normaliser, initialisations, trained part."""
+    if normaliser not in NORMALISERS:
+        raise ValueError(f"normaliser must be one of {NORMALISERS}")
     if focus_init not in ("R", "P") or classify_init not in ("R", "P"):
         raise ValueError("initialisations are 'R' (random) or 'P' (pre-trained)")
     if train not in PARTS:
         raise ValueError(f"train must be one of {PARTS}")
-    return {"seed": int(seed), "k": float(k), "focus_init": focus_init, "classify_init": classify_init,
-            "train": train}
+    return {"seed": int(seed), "k": float(k), "normaliser": normaliser, "focus_init": focus_init,
+            "classify_init": classify_init, "train": train}
+
+
+def entropy_nats(scores: torch.Tensor, alpha: torch.Tensor, is_softmax: torch.Tensor) -> torch.Tensor:
+    """Differentiable attention entropy per mosaic (nats), safe for exact zeros.
+
+    Softmax members use log_softmax of the scores (the authors' form). Sparse normalisers produce exact
+    zeros; ``xlogy(α, α)`` — used by ``normalisers.attention_entropy`` — has a NaN gradient at α = 0
+    (PyTorch differentiates its second argument as α/α), and a NaN times k = 0 is still NaN. Here the log
+    is taken of max(α, 1e-30), whose gradient is 0 where α = 0, so α log α contributes 0 and a finite
+    gradient. ``is_softmax`` is (E,) bool; inputs are (E, B, m)."""
+    h_soft = -(alpha * torch.log_softmax(scores, dim=-1)).sum(-1)
+    h_safe = -(alpha * torch.log(alpha.clamp_min(1e-30))).sum(-1)
+    return torch.where(is_softmax.view(-1, *([1] * (h_soft.dim() - 1))), h_soft, h_safe)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -104,18 +142,20 @@ class _Stacked:
         self.base = copy.deepcopy(nets[0]).to("meta")
         self.E = len(nets)
 
-        def call(p, x, mode):
-            return functional_call(self.base, p, (x,), {"mode": mode})
-
-        self._call = call
+        self.norm_code = torch.tensor([NORMALISERS.index(n.normaliser) for n in nets])
         self._fns = {}
 
     def __call__(self, x: torch.Tensor, mode: str = "sdc", shared_input: bool = False):
         key = (mode, shared_input)
         if key not in self._fns:
-            fn = lambda p, x, _mode=mode: self._call(p, x, _mode)  # noqa: E731
-            self._fns[key] = vmap(fn, in_dims=(0, None if shared_input else 0), randomness="different")
-        return self._fns[key](self.params, x)
+            base = self.base
+
+            def fn(p, x, code, _mode=mode):
+                kw = {"mode": _mode, "norm_code": code} if _mode == "sdc" else {"mode": _mode}
+                return functional_call(base, p, (x,), kw)
+
+            self._fns[key] = vmap(fn, in_dims=(0, None if shared_input else 0, 0), randomness="different")
+        return self._fns[key](self.params, x, self.norm_code)
 
     def train(self, flag: bool = True):
         self.base.train(flag)
@@ -229,14 +269,13 @@ def pretrain(data: dict, seeds, width: float, epochs: int, lr: float = 1e-3, bat
     """Pre-trained focus (fg vs bg) and classification (K-way on fg images) nets per seed (cached)."""
     cfg = {"data": data, "seeds": [int(s) for s in seeds], "width": float(width), "epochs": int(epochs),
            "lr": float(lr), "batch": int(batch)}
-    return cache.cached(KIND_PRETRAIN, cfg, lambda: _pretrain(cfg), scope=SCOPE)
+    return cache.cached(KIND_PRETRAIN, cfg, lambda: _threaded(_pretrain, cfg), scope=SCOPE)
 
 
 # --------------------------------------------------------------------------------------------------
 # SDC training
 # --------------------------------------------------------------------------------------------------
-def program_config(data: dict, members: list[dict], *, layer: int = 0, normaliser: str = "softmax",
-                   width: float = 0.5, lr: float = 5e-4, batch: int = 250, epochs: int = 10,
+def program_config(data: dict, members: list[dict], *, layer: int = 0, width: float = 0.5, lr: float = 5e-4, batch: int = 250, epochs: int = 10,
                    stop_loss: float = 0.05, pretrain_epochs: int = 0, pretrain_lr: float = 1e-3,
                    n_examples: int = 8) -> dict:
     """Every setting of one batched program (this dict is the cache key)."""
@@ -245,15 +284,19 @@ def program_config(data: dict, members: list[dict], *, layer: int = 0, normalise
             raise ValueError("pre-trained initialisations are defined for zeroth-layer averaging only")
         if pretrain_epochs < 1:
             raise ValueError("pre-trained members need pretrain_epochs >= 1")
-    return {"data": data, "members": list(members), "layer": int(layer), "normaliser": normaliser,
-            "width": float(width), "lr": float(lr), "batch": int(batch), "epochs": int(epochs),
+    return {"data": data, "members": list(members), "layer": int(layer), "width": float(width), "lr": float(lr), "batch": int(batch), "epochs": int(epochs),
             "stop_loss": float(stop_loss), "pretrain_epochs": int(pretrain_epochs),
             "pretrain_lr": float(pretrain_lr), "n_examples": int(n_examples), "dtype": "float32"}
 
 
 def train_program(cfg: dict) -> dict:
     """Train (or load from the cache) one batched program; see :func:`program_config`."""
-    return cache.cached(KIND, cfg, lambda: _train(cfg), scope=SCOPE)
+    return cache.cached(KIND, cfg, lambda: _threaded(_train, cfg), scope=SCOPE)
+
+
+def _threaded(fn, cfg):
+    with train_threads():
+        return fn(cfg)
 
 
 def _train(cfg: dict) -> dict:
@@ -263,7 +306,8 @@ def _train(cfg: dict) -> dict:
     E = len(members)
     seeds = [m["seed"] for m in members]
     seed_all(seeds[0])  # dropout draws (CIFAR nets only); the digits nets have no dropout
-    nets = [SDCImageNet(arch, cfg["layer"], cfg["normaliser"], cfg["width"], split.n_classes, seed=s) for s in seeds]
+    nets = [SDCImageNet(arch, cfg["layer"], m["normaliser"], cfg["width"], split.n_classes, seed=m["seed"])
+            for m in members]
     pre = None
     if any(m["focus_init"] == "P" or m["classify_init"] == "P" for m in members):
         pre = pretrain(data, sorted(set(seeds)), cfg["width"], cfg["pretrain_epochs"], cfg["pretrain_lr"], cfg["batch"])
@@ -278,6 +322,8 @@ def _train(cfg: dict) -> dict:
             net.load_state_dict(sd, strict=False)
     model = _Stacked(nets)
     k = torch.tensor([m["k"] for m in members], dtype=torch.float32)
+    use_ent = bool((k > 0).any())
+    is_softmax = torch.tensor([m["normaliser"] == "softmax" for m in members])
     trains_f = torch.tensor([m["train"] in ("both", "focus") for m in members])
     trains_c = torch.tensor([m["train"] in ("both", "classify") for m in members])
     opt_f = torch.optim.Adam(model.part("focus"), lr=cfg["lr"])
@@ -291,7 +337,7 @@ def _train(cfg: dict) -> dict:
     initial = {"train": _summaries(evaluate(model, split.train), split.train),
                "test": _summaries(evaluate(model, split.test), split.test)}
     epochs_run = 0
-    for epoch in progress(range(cfg["epochs"]), desc=f"{arch} layer {cfg['layer']} {cfg['normaliser']}"):
+    for epoch in progress(range(cfg["epochs"]), desc=f"{arch} layer {cfg['layer']}, {E} members"):
         if bool(stopped.all()):
             break
         epochs_run += 1
@@ -302,7 +348,7 @@ def _train(cfg: dict) -> dict:
             x, y, fore = split.train.segments(rows), split.train.labels[rows], split.train.fore_idx[rows]
             scores, alpha, logits = model(x)
             ce = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").view(E, -1).mean(1)
-            ent = attention_entropy(scores, alpha, cfg["normaliser"]).mean(1)
+            ent = entropy_nats(scores, alpha, is_softmax).mean(1) if use_ent else torch.zeros(E)
             loss = (1 - k) * ce + k * ent
             opt_f.zero_grad()
             opt_c.zero_grad()

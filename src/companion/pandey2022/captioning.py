@@ -1,0 +1,270 @@
+"""A CPU-sized analogue of the paper's captioning motivation (F-COCO, T-COCO): a small
+Show-Attend-Tell-style captioner on digit mosaics, and the attention–box overlap score β of its words.
+
+**This is not COCO.** The authors trained Show-Attend-Tell (VGG-19 grid features, LSTM decoder with soft
+attention) on COCO-2014 and measured, for each generated object word, how well the top-k % most attended
+pixels overlap the object's bounding box (note §6, T-COCO). COCO and a VGG encoder are far beyond a
+2-core CPU, so the companion builds a task with the same ingredients where every box is known exactly:
+
+* an image is a 3×3 grid of 8×8 tiles (24×24 pixels); ``n_objects`` tiles hold a scikit-learn digit, the
+  rest are blank (pixel value −1);
+* its "caption" is the sequence of those digits in raster order, then ``<end>``;
+* each digit's box is its tile.
+
+The captioner: a 3-conv encoder turns the image into a 6×6 grid of feature vectors (each cell sees an
+18×18-pixel window, so features of neighbouring tiles mix, as VGG features do); an LSTM decoder with
+additive soft attention over the 36 cells emits one token per step. Training uses teacher forcing;
+evaluation decodes greedily. As in Show-Attend-Tell visualisations the 6×6 attention map is upsampled
+(bilinearly) to the 24×24 image before top-k % pixels are taken.
+
+Several seeds train as one program: the parameters of E single-seed models are stacked and the model
+is mapped over them with ``torch.func.vmap``.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.func import functional_call, stack_module_state, vmap
+
+from .. import cache
+from ..progress import progress
+from ..seeding import generator, seed_all
+from . import images as images_mod
+from . import overlap
+from .image_train import train_threads
+
+SCOPE = ("pandey2022",)
+KIND = "pandey2022-captioner"
+START, END = 10, 11  # token ids after the ten digits
+VOCAB = 12
+TILE, GRID = 8, 3
+SIZE = TILE * GRID  # 24 pixels
+
+
+# --------------------------------------------------------------------------------------------------
+# Data
+# --------------------------------------------------------------------------------------------------
+@dataclass
+class CaptionSet:
+    images: torch.Tensor     # (N, 1, 24, 24)
+    tokens: torch.Tensor     # (N, n_objects + 1): digits in raster order, then END
+    tiles: torch.Tensor      # (N, n_objects): tile index (0..8) of each caption digit
+    classes: torch.Tensor    # (N, 9): digit class per tile, -1 for blank
+
+    def __len__(self) -> int:
+        return int(self.images.shape[0])
+
+
+def _draw_captions(bank, labels, pool, n, n_objects, gen) -> CaptionSet:
+    tiles = torch.stack([torch.randperm(GRID * GRID, generator=gen)[:n_objects] for _ in range(n)])
+    tiles = tiles.sort(dim=1).values  # raster order = caption order
+    pick = pool[torch.randint(0, len(pool), (n, n_objects), generator=gen)]
+    canvas = torch.full((n, GRID * GRID, 1, TILE, TILE), -1.0)
+    canvas[torch.arange(n).unsqueeze(1), tiles] = bank[pick]
+    classes = torch.full((n, GRID * GRID), -1, dtype=torch.int64)
+    classes[torch.arange(n).unsqueeze(1), tiles] = labels[pick]
+    imgs = torch.stack([images_mod.mosaic_grid(c) for c in canvas])
+    tokens = torch.cat([labels[pick], torch.full((n, 1), END)], 1)
+    return CaptionSet(imgs, tokens, tiles, classes)
+
+
+def make_caption_data(n_train: int, n_test: int, seed: int, n_objects: int = 3) -> tuple[CaptionSet, CaptionSet]:
+    """Train and test caption mosaics from disjoint halves of the digits (all ten classes are objects)."""
+    imgs = images_mod.load_digits_images()
+    gen = generator(seed)
+    perm = torch.randperm(len(imgs), generator=gen)
+    half = len(perm) // 2
+    test_pool, train_pool = perm[:half], perm[half:]
+    tr = _draw_captions(imgs.images, imgs.labels, train_pool, n_train, n_objects, gen)
+    te = _draw_captions(imgs.images, imgs.labels, test_pool, n_test, n_objects, gen)
+    return tr, te
+
+
+def tile_box(tile: int) -> tuple[int, int, int, int]:
+    r, c = divmod(int(tile), GRID)
+    return (r * TILE, c * TILE, (r + 1) * TILE, (c + 1) * TILE)
+
+
+# --------------------------------------------------------------------------------------------------
+# Model (one seed; vmapped for ensembles)
+# --------------------------------------------------------------------------------------------------
+class Captioner(nn.Module):
+    """Encoder CNN -> 6×6×C grid; LSTM decoder with soft (additive) attention, Show-Attend-Tell style."""
+
+    def __init__(self, width: int = 32, embed: int = 16, hidden: int = 64, attn: int = 32):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, width // 2, 3, padding=1)
+        self.conv2 = nn.Conv2d(width // 2, width, 3, padding=1)
+        self.conv3 = nn.Conv2d(width, width, 3, padding=1)
+        # a learned embedding per grid cell: VGG features carry position implicitly (padding, large
+        # receptive fields); our small encoder needs it explicitly to find "the next digit in raster order"
+        self.pos = nn.Parameter(0.1 * torch.randn(36, width))
+        self.embed = nn.Embedding(VOCAB, embed)
+        self.init_h = nn.Linear(width, hidden)
+        self.init_c = nn.Linear(width, hidden)
+        self.att_f = nn.Linear(width, attn)
+        self.att_h = nn.Linear(hidden, attn)
+        self.att_v = nn.Linear(attn, 1)
+        self.lstm_x = nn.Linear(embed + width, 4 * hidden)
+        self.lstm_h = nn.Linear(hidden, 4 * hidden, bias=False)
+        self.out = nn.Linear(hidden + width, VOCAB)
+        self.hidden = hidden
+
+    def encode(self, img: torch.Tensor) -> torch.Tensor:
+        x = F.max_pool2d(torch.relu(self.conv1(img)), 2)
+        x = F.max_pool2d(torch.relu(self.conv2(x)), 2)
+        x = torch.relu(self.conv3(x))  # (B, C, 6, 6)
+        return x.flatten(2).transpose(1, 2) + self.pos  # (B, 36, C)
+
+    def step(self, feats, pf, tok, h, c):
+        e = self.att_v(torch.tanh(pf + self.att_h(h).unsqueeze(1))).squeeze(-1)  # (B, 36)
+        alpha = torch.softmax(e, -1)
+        ctx = torch.einsum("bl,blc->bc", alpha, feats)
+        g = self.lstm_x(torch.cat([self.embed(tok), ctx], -1)) + self.lstm_h(h)
+        i, f, gg, o = g.chunk(4, -1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(gg)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        logits = self.out(torch.cat([h, ctx], -1))
+        return logits, alpha, h, c
+
+    def forward(self, img: torch.Tensor, tokens: torch.Tensor | None = None, steps: int = 4):
+        """Teacher-forced when ``tokens`` (B, T) is given, else greedy for ``steps`` steps.
+        Returns logits (B, T, V) and attention (B, T, 36)."""
+        feats = self.encode(img)
+        pf = self.att_f(feats)
+        mean = feats.mean(1)
+        h, c = torch.tanh(self.init_h(mean)), torch.tanh(self.init_c(mean))
+        tok = torch.full(img.shape[:1], START, dtype=torch.long, device=img.device)
+        T = tokens.shape[1] if tokens is not None else steps
+        logits, alphas = [], []
+        for t in range(T):
+            lg, a, h, c = self.step(feats, pf, tok, h, c)
+            logits.append(lg)
+            alphas.append(a)
+            tok = tokens[:, t] if tokens is not None else lg.argmax(-1)
+        return torch.stack(logits, 1), torch.stack(alphas, 1)
+
+
+def _build(seed: int, **kw) -> Captioner:
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(int(seed))
+        return Captioner(**kw)
+
+
+# --------------------------------------------------------------------------------------------------
+# Training and the β analysis
+# --------------------------------------------------------------------------------------------------
+def captioner_config(seeds, n_train: int, n_test: int, epochs: int, data_seed: int = 0, n_objects: int = 3,
+                     width: int = 32, lr: float = 2e-3, batch: int = 64, fracs=(0.1, 0.2),
+                     n_examples: int = 6) -> dict:
+    return {"seeds": [int(s) for s in seeds], "n_train": int(n_train), "n_test": int(n_test),
+            "epochs": int(epochs), "data_seed": int(data_seed), "n_objects": int(n_objects),
+            "width": int(width), "lr": float(lr), "batch": int(batch), "fracs": [float(f) for f in fracs],
+            "n_examples": int(n_examples)}
+
+
+def train_captioner(cfg: dict) -> dict:
+    """Train E captioners (one per seed) as one program and measure β on the test set (cached)."""
+    def compute():
+        with train_threads():
+            return _train(cfg)
+
+    return cache.cached(KIND, cfg, compute, scope=SCOPE)
+
+
+def word_betas(alpha_grid: torch.Tensor, gen_tokens: torch.Tensor, data: CaptionSet, fracs, rand_gen) -> dict:
+    """β of every correctly generated object word of one model.
+
+    ``alpha_grid`` (N, T, 6, 6) attention per step, ``gen_tokens`` (N, T) greedy tokens. A word at step t
+    counts when it is a digit that occurs in the image (the analysis of the note: object words that are
+    generated and have a box); its box mask is the union of the tiles holding that digit. Returns, per
+    fraction f: β of the top-f mask and of a random-f mask, plus whether the attention peak lies in the
+    box ("focus true") for each counted word."""
+    n, T = gen_tokens.shape
+    up = overlap.upsample_attention(alpha_grid, (SIZE, SIZE))  # (N, T, 24, 24)
+    rows, steps, masks = [], [], []
+    for i in range(n):
+        for t in range(min(T, data.tokens.shape[1] - 1)):
+            w = int(gen_tokens[i, t])
+            if w >= 10:
+                continue
+            tiles = (data.classes[i] == w).nonzero().flatten()
+            if len(tiles) == 0:
+                continue
+            m = torch.zeros(SIZE, SIZE, dtype=torch.bool)
+            for tl in tiles.tolist():
+                m |= overlap.box_mask(SIZE, SIZE, tile_box(tl))
+            rows.append(i)
+            steps.append(t)
+            masks.append(m)
+    out = {"n_words": len(rows)}
+    if not rows:
+        for f in fracs:
+            out[f"top{int(round(100 * f))}"] = float("nan")
+            out[f"random{int(round(100 * f))}"] = float("nan")
+        out["peak_in_box"] = float("nan")
+        return out
+    u = torch.stack(masks)
+    att = up[torch.tensor(rows), torch.tensor(steps)]
+    for f in fracs:
+        tag = int(round(100 * f))
+        out[f"top{tag}"] = float(overlap.beta(u, overlap.topk_mask(att, f)).mean())
+        out[f"random{tag}"] = float(overlap.beta(u, overlap.random_mask(att.shape, f, rand_gen)).mean())
+    peak = att.flatten(1).argmax(1)
+    out["peak_in_box"] = float(100.0 * u.flatten(1)[torch.arange(len(rows)), peak].double().mean())
+    out["box_area_fraction"] = float(u.flatten(1).double().mean(1).mean())
+    return out
+
+
+def _train(cfg: dict) -> dict:
+    seeds = cfg["seeds"]
+    E = len(seeds)
+    seed_all(seeds[0])
+    train, test = make_caption_data(cfg["n_train"], cfg["n_test"], cfg["data_seed"], cfg["n_objects"])
+    nets = [_build(s, width=cfg["width"]) for s in seeds]
+    params, _ = stack_module_state(nets)
+    base = copy.deepcopy(nets[0]).to("meta")
+    tf = vmap(lambda p, x, tok: functional_call(base, p, (x, tok)), in_dims=(0, 0, 0))
+    greedy = vmap(lambda p, x: functional_call(base, p, (x,), {"steps": cfg["n_objects"] + 1}), in_dims=(0, None))
+    opt = torch.optim.Adam(list(params.values()), lr=cfg["lr"])
+    gens = [generator(s) for s in seeds]
+    N, B = len(train), cfg["batch"]
+    curve = []
+    for _ in progress(range(cfg["epochs"]), desc="captioner"):
+        perm = torch.stack([torch.randperm(N, generator=g) for g in gens])
+        tot = torch.zeros(E)
+        nb = max(N // B, 1)
+        for b in range(nb):
+            rows = perm[:, b * B:(b + 1) * B]
+            logits, _ = tf(params, train.images[rows], train.tokens[rows])
+            loss = F.cross_entropy(logits.flatten(0, 2), train.tokens[rows].flatten(), reduction="none")
+            loss = loss.view(E, -1).mean(1)
+            opt.zero_grad()
+            loss.sum().backward()
+            opt.step()
+            tot += loss.detach()
+        curve.append(tot / nb)
+    with torch.no_grad():
+        logits, alpha = greedy(params, test.images)  # (E, N, T, V), (E, N, T, 36)
+    gen_tok = logits.argmax(-1)
+    T = test.tokens.shape[1]
+    word_acc = 100.0 * (gen_tok[..., : T - 1] == test.tokens[:, : T - 1]).double().mean((1, 2))
+    caption_acc = 100.0 * (gen_tok == test.tokens).all(-1).double().mean(1)
+    grid = alpha.view(E, len(test), T, 6, 6)
+    per_member = []
+    for e in range(E):
+        per_member.append(word_betas(grid[e], gen_tok[e], test, cfg["fracs"], generator(7919 + seeds[e])))
+    n_ex = min(cfg["n_examples"], len(test))
+    return {
+        "seeds": seeds,
+        "loss_curve": torch.stack(curve, 1) if curve else torch.zeros(E, 0),
+        "word_acc": word_acc,
+        "caption_acc": caption_acc,
+        "betas": per_member,
+        "examples_alpha": grid[:, :n_ex].clone(),
+        "examples_tokens": gen_tok[:, :n_ex].clone(),
+    }
