@@ -357,7 +357,13 @@ def p_arch(n_steps: int = 3) -> plt.Figure:
         for k, x in enumerate(xs_d):
             _box(ax, (x, 1.5), bw, bh, COLORS["decoder"], f"D{k + 1}")
             _box(ax, (x, 3.0), bw, bh * 0.8, COLORS["readout"], "W$_o$", fontsize=7)
-            _arrow(ax, (x + bw / 2, 1.5 + bh), (x + bw / 2, 3.0), "k" if arch != "AO" else COLORS["attention"], lw=0.8)
+            if arch == "VED":
+                _arrow(ax, (x + bw / 2, 1.5 + bh), (x + bw / 2, 3.0), "k", lw=0.8)
+            else:  # the context goes from the attention block to the readout
+                _arrow(ax, (x + bw / 2, 2.65), (x + bw / 2, 3.0), COLORS["attention"], lw=0.9)
+                _arrow(ax, (x + bw / 2, 1.5 + bh), (x + bw / 2, 2.25), "k", lw=0.6)  # query
+            if arch == "AED":  # AED's readout also reads the decoder state directly
+                _arrow(ax, (x + bw - 0.05, 1.5 + bh), (x + bw - 0.05, 3.0), "k", lw=0.8, rad=-0.35)
             ax.text(x + bw / 2, 1.05, r"$\hat y_{%d}$" % k, ha="center", fontsize=7)
             _arrow(ax, (x + bw / 2, 1.2), (x + bw / 2, 1.48), "k", lw=0.8)
             if arch == "AO":
