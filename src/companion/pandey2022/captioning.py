@@ -6,16 +6,18 @@ attention) on COCO-2014 and measured, for each generated object word, how well t
 pixels overlap the object's bounding box (note §6, T-COCO). COCO and a VGG encoder are far beyond a
 2-core CPU, so the companion builds a task with the same ingredients where every box is known exactly:
 
-* an image is a 3×3 grid of 8×8 tiles (24×24 pixels); ``n_objects`` tiles hold a scikit-learn digit, the
-  rest are blank (pixel value −1);
-* its "caption" is the sequence of those digits in raster order, then ``<end>``;
+* an image is a 3×3 grid of tiles (8×8 scikit-learn digits by default, 24×24 pixels; 32×32 CIFAR-10
+  images when a CIFAR directory is given, 96×96 pixels); ``n_objects`` tiles hold an image, the rest are
+  blank (pixel value −1);
+* its "caption" is the sequence of those images' classes in raster order, then ``<end>``;
 * each digit's box is its tile.
 
-The captioner: a 3-conv encoder turns the image into a 6×6 grid of feature vectors (each cell sees an
-18×18-pixel window, so features of neighbouring tiles mix, as VGG features do); an LSTM decoder with
+The captioner: a 3-conv encoder with two 2×2 poolings turns the image into a grid of feature vectors at
+a quarter of the resolution (6×6 for digits; each cell sees an 18×18-pixel window, so features of
+neighbouring tiles mix, as VGG features do); an LSTM decoder with
 additive soft attention over the 36 cells emits one token per step. Training uses teacher forcing;
-evaluation decodes greedily. As in Show-Attend-Tell visualisations the 6×6 attention map is upsampled
-(bilinearly) to the 24×24 image before top-k % pixels are taken.
+evaluation decodes greedily. As in Show-Attend-Tell visualisations the attention map is upsampled
+(bilinearly) to the image size before top-k % pixels are taken.
 
 Several seeds train as one program: the parameters of E single-seed models are stacked and the model
 is mapped over them with ``torch.func.vmap``.
@@ -39,10 +41,9 @@ from .image_train import train_threads
 
 SCOPE = ("pandey2022",)
 KIND = "pandey2022-captioner"
-START, END = 10, 11  # token ids after the ten digits
+START, END = 10, 11  # token ids after the ten classes (digits or CIFAR-10 classes)
 VOCAB = 12
-TILE, GRID = 8, 3
-SIZE = TILE * GRID  # 24 pixels
+GRID = 3  # tiles per side
 
 
 # --------------------------------------------------------------------------------------------------
@@ -53,17 +54,25 @@ class CaptionSet:
     images: torch.Tensor     # (N, 1, 24, 24)
     tokens: torch.Tensor     # (N, n_objects + 1): digits in raster order, then END
     tiles: torch.Tensor      # (N, n_objects): tile index (0..8) of each caption digit
-    classes: torch.Tensor    # (N, 9): digit class per tile, -1 for blank
+    classes: torch.Tensor    # (N, 9): class per tile, -1 for blank
 
     def __len__(self) -> int:
         return int(self.images.shape[0])
+
+    @property
+    def tile(self) -> int:
+        return int(self.images.shape[-1]) // GRID
+
+    @property
+    def size(self) -> int:
+        return int(self.images.shape[-1])
 
 
 def _draw_captions(bank, labels, pool, n, n_objects, gen) -> CaptionSet:
     tiles = torch.stack([torch.randperm(GRID * GRID, generator=gen)[:n_objects] for _ in range(n)])
     tiles = tiles.sort(dim=1).values  # raster order = caption order
     pick = pool[torch.randint(0, len(pool), (n, n_objects), generator=gen)]
-    canvas = torch.full((n, GRID * GRID, 1, TILE, TILE), -1.0)
+    canvas = torch.full((n, GRID * GRID, *bank.shape[1:]), -1.0)
     canvas[torch.arange(n).unsqueeze(1), tiles] = bank[pick]
     classes = torch.full((n, GRID * GRID), -1, dtype=torch.int64)
     classes[torch.arange(n).unsqueeze(1), tiles] = labels[pick]
@@ -72,9 +81,11 @@ def _draw_captions(bank, labels, pool, n, n_objects, gen) -> CaptionSet:
     return CaptionSet(imgs, tokens, tiles, classes)
 
 
-def make_caption_data(n_train: int, n_test: int, seed: int, n_objects: int = 3) -> tuple[CaptionSet, CaptionSet]:
-    """Train and test caption mosaics from disjoint halves of the digits (all ten classes are objects)."""
-    imgs = images_mod.load_digits_images()
+def make_caption_data(n_train: int, n_test: int, seed: int, n_objects: int = 3, data_dir=None,
+                      max_images: int | None = None) -> tuple[CaptionSet, CaptionSet]:
+    """Train and test caption mosaics from disjoint random halves of an image set (all ten classes are
+    objects): scikit-learn digits by default, CIFAR-10 from ``data_dir`` if given."""
+    imgs = images_mod.load_images(data_dir, max_images=max_images)
     gen = generator(seed)
     perm = torch.randperm(len(imgs), generator=gen)
     half = len(perm) // 2
@@ -84,25 +95,30 @@ def make_caption_data(n_train: int, n_test: int, seed: int, n_objects: int = 3) 
     return tr, te
 
 
-def tile_box(tile: int) -> tuple[int, int, int, int]:
+def tile_box(tile: int, size: int) -> tuple[int, int, int, int]:
+    """Pixel box (top, left, bottom, right) of tile 0..8 of a size×size image."""
+    t = size // GRID
     r, c = divmod(int(tile), GRID)
-    return (r * TILE, c * TILE, (r + 1) * TILE, (c + 1) * TILE)
+    return (r * t, c * t, (r + 1) * t, (c + 1) * t)
 
 
 # --------------------------------------------------------------------------------------------------
 # Model (one seed; vmapped for ensembles)
 # --------------------------------------------------------------------------------------------------
 class Captioner(nn.Module):
-    """Encoder CNN -> 6×6×C grid; LSTM decoder with soft (additive) attention, Show-Attend-Tell style."""
+    """Encoder CNN -> (size/4)² grid of C-vectors; LSTM decoder with soft (additive) attention,
+    Show-Attend-Tell style."""
 
-    def __init__(self, width: int = 32, embed: int = 16, hidden: int = 64, attn: int = 32):
+    def __init__(self, in_ch: int = 1, size: int = 24, width: int = 32, embed: int = 16, hidden: int = 64,
+                 attn: int = 32):
         super().__init__()
-        self.conv1 = nn.Conv2d(1, width // 2, 3, padding=1)
+        self.grid = size // 4
+        self.conv1 = nn.Conv2d(in_ch, width // 2, 3, padding=1)
         self.conv2 = nn.Conv2d(width // 2, width, 3, padding=1)
         self.conv3 = nn.Conv2d(width, width, 3, padding=1)
         # a learned embedding per grid cell: VGG features carry position implicitly (padding, large
         # receptive fields); our small encoder needs it explicitly to find "the next digit in raster order"
-        self.pos = nn.Parameter(0.1 * torch.randn(36, width))
+        self.pos = nn.Parameter(0.1 * torch.randn(self.grid * self.grid, width))
         self.embed = nn.Embedding(VOCAB, embed)
         self.init_h = nn.Linear(width, hidden)
         self.init_c = nn.Linear(width, hidden)
@@ -117,11 +133,11 @@ class Captioner(nn.Module):
     def encode(self, img: torch.Tensor) -> torch.Tensor:
         x = F.max_pool2d(torch.relu(self.conv1(img)), 2)
         x = F.max_pool2d(torch.relu(self.conv2(x)), 2)
-        x = torch.relu(self.conv3(x))  # (B, C, 6, 6)
-        return x.flatten(2).transpose(1, 2) + self.pos  # (B, 36, C)
+        x = torch.relu(self.conv3(x))  # (B, C, g, g)
+        return x.flatten(2).transpose(1, 2) + self.pos  # (B, g², C)
 
     def step(self, feats, pf, tok, h, c):
-        e = self.att_v(torch.tanh(pf + self.att_h(h).unsqueeze(1))).squeeze(-1)  # (B, 36)
+        e = self.att_v(torch.tanh(pf + self.att_h(h).unsqueeze(1))).squeeze(-1)  # (B, g²)
         alpha = torch.softmax(e, -1)
         ctx = torch.einsum("bl,blc->bc", alpha, feats)
         g = self.lstm_x(torch.cat([self.embed(tok), ctx], -1)) + self.lstm_h(h)
@@ -133,7 +149,7 @@ class Captioner(nn.Module):
 
     def forward(self, img: torch.Tensor, tokens: torch.Tensor | None = None, steps: int = 4):
         """Teacher-forced when ``tokens`` (B, T) is given, else greedy for ``steps`` steps.
-        Returns logits (B, T, V) and attention (B, T, 36)."""
+        Returns logits (B, T, V) and attention (B, T, g²)."""
         feats = self.encode(img)
         pf = self.att_f(feats)
         mean = feats.mean(1)
@@ -159,9 +175,11 @@ def _build(seed: int, **kw) -> Captioner:
 # Training and the β analysis
 # --------------------------------------------------------------------------------------------------
 def captioner_config(seeds, n_train: int, n_test: int, epochs: int, data_seed: int = 0, n_objects: int = 3,
-                     width: int = 32, lr: float = 2e-3, batch: int = 64, fracs=(0.1, 0.2),
-                     n_examples: int = 6) -> dict:
+                     width: int = 32, lr: float = 4e-3, batch: int = 64, fracs=(0.1, 0.2),
+                     n_examples: int = 8, data_dir=None, max_images: int | None = None) -> dict:
     return {"seeds": [int(s) for s in seeds], "n_train": int(n_train), "n_test": int(n_test),
+            "data_dir": None if data_dir is None else str(data_dir),
+            "max_images": None if data_dir is None else max_images,
             "epochs": int(epochs), "data_seed": int(data_seed), "n_objects": int(n_objects),
             "width": int(width), "lr": float(lr), "batch": int(batch), "fracs": [float(f) for f in fracs],
             "n_examples": int(n_examples)}
@@ -179,13 +197,14 @@ def train_captioner(cfg: dict) -> dict:
 def word_betas(alpha_grid: torch.Tensor, gen_tokens: torch.Tensor, data: CaptionSet, fracs, rand_gen) -> dict:
     """β of every correctly generated object word of one model.
 
-    ``alpha_grid`` (N, T, 6, 6) attention per step, ``gen_tokens`` (N, T) greedy tokens. A word at step t
+    ``alpha_grid`` (N, T, g, g) attention per step, ``gen_tokens`` (N, T) greedy tokens. A word at step t
     counts when it is a digit that occurs in the image (the analysis of the note: object words that are
     generated and have a box); its box mask is the union of the tiles holding that digit. Returns, per
     fraction f: β of the top-f mask and of a random-f mask, plus whether the attention peak lies in the
     box ("focus true") for each counted word."""
     n, T = gen_tokens.shape
-    up = overlap.upsample_attention(alpha_grid, (SIZE, SIZE))  # (N, T, 24, 24)
+    S = data.size
+    up = overlap.upsample_attention(alpha_grid, (S, S))  # (N, T, S, S)
     rows, steps, masks = [], [], []
     for i in range(n):
         for t in range(min(T, data.tokens.shape[1] - 1)):
@@ -195,9 +214,9 @@ def word_betas(alpha_grid: torch.Tensor, gen_tokens: torch.Tensor, data: Caption
             tiles = (data.classes[i] == w).nonzero().flatten()
             if len(tiles) == 0:
                 continue
-            m = torch.zeros(SIZE, SIZE, dtype=torch.bool)
+            m = torch.zeros(S, S, dtype=torch.bool)
             for tl in tiles.tolist():
-                m |= overlap.box_mask(SIZE, SIZE, tile_box(tl))
+                m |= overlap.box_mask(S, S, tile_box(tl, S))
             rows.append(i)
             steps.append(t)
             masks.append(m)
@@ -224,8 +243,9 @@ def _train(cfg: dict) -> dict:
     seeds = cfg["seeds"]
     E = len(seeds)
     seed_all(seeds[0])
-    train, test = make_caption_data(cfg["n_train"], cfg["n_test"], cfg["data_seed"], cfg["n_objects"])
-    nets = [_build(s, width=cfg["width"]) for s in seeds]
+    train, test = make_caption_data(cfg["n_train"], cfg["n_test"], cfg["data_seed"], cfg["n_objects"],
+                                    cfg["data_dir"], cfg["max_images"])
+    nets = [_build(s, in_ch=train.images.shape[1], size=train.size, width=cfg["width"]) for s in seeds]
     params, _ = stack_module_state(nets)
     base = copy.deepcopy(nets[0]).to("meta")
     tf = vmap(lambda p, x, tok: functional_call(base, p, (x, tok)), in_dims=(0, 0, 0))
@@ -254,7 +274,8 @@ def _train(cfg: dict) -> dict:
     T = test.tokens.shape[1]
     word_acc = 100.0 * (gen_tok[..., : T - 1] == test.tokens[:, : T - 1]).double().mean((1, 2))
     caption_acc = 100.0 * (gen_tok == test.tokens).all(-1).double().mean(1)
-    grid = alpha.view(E, len(test), T, 6, 6)
+    g = nets[0].grid
+    grid = alpha.view(E, len(test), T, g, g)
     per_member = []
     for e in range(E):
         per_member.append(word_betas(grid[e], gen_tok[e], test, cfg["fracs"], generator(7919 + seeds[e])))

@@ -65,13 +65,14 @@ def error_mode_panels(data, ens, result, member: int = 0, normaliser="softmax", 
     """The four panels (a)-(d) for one member of a trained error-mode ensemble."""
     name = data.name
     fig, axes = new_figure(1, 4, width=3.6, height=3.3)
+    axes = axes.ravel()
     ax = axes[0]
     scatter_data(ax, data)
     ax.set_title("(a) data")
     ax.legend(fontsize=7, markerscale=1.5, loc="best")
 
     xx, yy, pts = _grid(name)
-    pts = pts.to(ens.dtype).reshape(1, -1, 1, 2)  # each grid point as a one-segment "mosaic"
+    pts = pts.to(ens.dtype).reshape(-1, 1, 2)  # each grid point as a one-segment "mosaic"
     scores, _ = ens.focus_scores(pts)
     f = scores[member, :, 0].reshape(xx.shape).numpy()
     ax = axes[1]
@@ -80,7 +81,7 @@ def error_mode_panels(data, ens, result, member: int = 0, normaliser="softmax", 
     scatter_data(ax, data, per_class=25, marker="x", s=25)
     ax.set_title("(b) focus score")
 
-    logits = ens.classify(pts.reshape(1, -1, 2).expand(ens.size, -1, -1))
+    logits = ens.classify(pts.reshape(1, -1, 2).expand(ens.size, -1, -1).contiguous())
     region = logits[member].argmax(-1).reshape(xx.shape).numpy()
     ax = axes[2]
     K = data.n_classes
@@ -152,6 +153,7 @@ def table_heatmap(frame, value: str, row: str, col: str, title=None, fmt=".1f", 
 def paired_heatmaps(frame, value_ours: str, value_paper: str, row: str, col: str, title=""):
     """Paper (left) and ours (right) as two heatmaps on one colour scale."""
     fig, axes = new_figure(1, 2, width=4.2, height=max(2.6, 0.55 * frame[row].nunique() + 1.2))
+    axes = axes.ravel()
     table_heatmap(frame, value_paper, row, col, title=f"paper: {title}", ax=axes[0])
     table_heatmap(frame, value_ours, row, col, title=f"ours: {title}", ax=axes[1])
     return fig
@@ -243,4 +245,12 @@ def mosaic_example(data, index: int = 0):
                label=f"foreground (J={J}, y={int(data.y_train[index])})")
     ax.legend(fontsize=7, loc="best")
     ax.set_title(f"{data.name}: mosaic #{index}")
+    return fig
+
+
+def category_figure(epochs, curves, member: int = 0, title=None):
+    """Panel (d) alone: the four category curves of one run."""
+    fig, ax = new_figure(1, 1, width=4.6, height=3.3)
+    category_curves(ax, epochs, curves, member, title)
+    ax.legend(fontsize=7, loc="center right")
     return fig
