@@ -110,3 +110,31 @@ def linear_focus_hit_rate(d, w=(1.0, 0.0), b: float = 0.0, split: str = "test") 
     fore = d.fore_test if split == "test" else d.fore_train
     scores = x @ torch.tensor(w, dtype=x.dtype) + b
     return float(100.0 * (scores.argmax(-1) == fore).double().mean())
+
+
+@torch.no_grad()
+def best_linear_focus_hit_rate(d, n_dirs: int = 360, split: str = "test") -> float:
+    """Best % of mosaics whose foreground gets the top score, over linear scores w.x with w on a circle.
+
+    A bias shifts every segment's score equally and cannot change the argmax, so directions suffice.
+    """
+    x = d.x_test if split == "test" else d.x_train
+    fore = d.fore_test if split == "test" else d.fore_train
+    ang = torch.linspace(0, 2 * torch.pi, n_dirs + 1, dtype=x.dtype)[:-1]
+    w = torch.stack([ang.cos(), ang.sin()], 1)               # (n_dirs, 2)
+    scores = torch.einsum("nmd,kd->knm", x, w)              # (n_dirs, N, 9)
+    hits = (scores.argmax(-1) == fore).double().mean(-1)
+    return float(100.0 * hits.max())
+
+
+def epoch0_table(res: dict, frame: pd.DataFrame, dist: str) -> pd.DataFrame:
+    """Training-set categories at epoch 0 (before any update) of the showcased run vs the authors'."""
+    ref = REFERENCE[dist]["epoch0_train"]
+    tr = res["curves"]["train"]
+    rows = [{"run": f"paper, seed {REFERENCE[dist]['seed']}", "acc": ref["acc"], "FTPT": ref["ftpt"],
+             "FFPT": ref["ffpt"], "FTPF": ref["ftpf"], "FFPF": ref["ffpf"]}]
+    r = {"run": f"ours, seed {int(frame['seed'].iloc[0])}", "acc": float(tr["acc"][0, 0])}
+    for c in ("ftpt", "ffpt", "ftpf", "ffpf"):
+        r[c.upper()] = float(tr[c][0, 0])
+    rows.append(r)
+    return pd.DataFrame(rows).set_index("run").round(1)

@@ -69,6 +69,8 @@ ARCHS = {
     # the earlier (ECML) variant: biases everywhere, default init, no functionally-zero trick
     "D1-ecml": ArchSpec("D1-ecml", 2, (50, 50), (50,), 3),
     "D2-ecml": ArchSpec("D2-ecml", 5, (6, 12), (6, 12), 3),
+    # complexity study on D1 (exploratory folder): one hidden layer in each net, ECML convention [INFERRED]
+    "D1-cplx": ArchSpec("D1-cplx", 2, (100,), (50,), 3),
 }
 
 

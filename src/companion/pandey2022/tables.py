@@ -138,22 +138,39 @@ def fmt_pm(mean, sd, digits=1):
     return f"{mean:.{digits}f} ± {sd:.{digits}f}"
 
 
-def side_by_side(ours: pd.DataFrame, ref: pd.DataFrame, keys: list[str], cols: list[str],
+def side_by_side(ours: pd.DataFrame, ref: pd.DataFrame | None, keys: list[str], cols: list[str],
                  acc: str = "test_acc") -> pd.DataFrame:
     """Paper and ours per setting: ``paper <col>`` beside ``ours <col>`` (mean ± sd over seeds)
     and the difference ours - paper. Settings without a reference value show '-'."""
-    ref = ref.copy()
-    merged = ours.merge(ref, on=keys, how="left", suffixes=("", "_paper"))
+    ref = pd.DataFrame(columns=keys) if ref is None else ref.copy()
+    for kcol in keys:
+        if kcol in ("k", "lr"):
+            ref[kcol] = ref[kcol].astype(float)
+            ours = ours.assign(**{kcol: ours[kcol].astype(float)})
+    ref = ref[[c for c in ref.columns if c in keys or c in cols]]
+    ref = ref.rename(columns={c: f"{c}_paper" for c in cols})
+    merged = ours.merge(ref, on=keys, how="left")
     rows = []
     for _, r in merged.iterrows():
         row = {k: r[k] for k in keys}
         row["runs"] = int(r["runs"])
         for c in cols:
             ours_col = acc if c == "acc" else c
-            pv = r.get(f"{c}_paper", float("nan")) if f"{c}_paper" in r else r.get(c, float("nan"))
-            ov, sd = r.get(ours_col), r.get(f"{ours_col}_sd", 0.0)
+            pv = r.get(f"{c}_paper", float("nan"))
+            ov, sd = r.get(ours_col, float("nan")), r.get(f"{ours_col}_sd", 0.0)
+            if c == "n_best":
+                row[f"paper {c}"] = "-" if pd.isna(pv) else f"{int(pv)}"
+                row[f"ours {c}"] = f"{int(ov)}/{int(r['runs'])}"
+                continue
             row[f"paper {c}"] = "-" if pd.isna(pv) else f"{pv:.2f}"
-            row[f"ours {c}"] = fmt_pm(ov, sd) if c not in ("n_best",) else f"{int(ov)}/{int(r['runs'])}"
-            row[f"Δ {c}"] = "-" if pd.isna(pv) or ov is None else f"{ov - pv:+.1f}"
+            row[f"ours {c}"] = fmt_pm(ov, sd) if not pd.isna(sd) else f"{ov:.1f}"
+            row[f"Δ {c}"] = "-" if pd.isna(pv) or pd.isna(ov) else f"{ov - pv:+.1f}"
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def tolerance(sd: float, n: int, floor: float = 5.0) -> float:
+    """Tolerance for comparing an ensemble mean with a reference value: two standard errors of our
+    mean (seed-to-seed spread is large on these tasks) plus a floor of ``floor`` percentage points."""
+    se = (sd / math.sqrt(n)) if n > 1 and not math.isnan(sd) else 0.0
+    return floor + 2.0 * se
