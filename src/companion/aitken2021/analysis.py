@@ -53,13 +53,14 @@ def train_config_from_settings(S: Mapping, arch: str) -> TrainConfig:
 
 
 def one_to_one_ensemble(S: Mapping, arch: str, reverse: bool = False, rules: tuple[str, ...] = ()) -> TrainedEnsemble:
-    """The cached ensemble ``arch`` on the chapter's one-to-one task (seeds ``seed..seed+n_seeds-1``)."""
+    """The cached ensemble ``arch`` on the chapter's one-to-one task (seeds ``seed..seed+n_seeds-1``;
+    VED uses ``ved_seeds`` and ``ved_steps`` when the chapter has them)."""
     task = task_from_settings(S, reverse=reverse, rules=rules)
     return trained_ensemble(
         arch,
         task,
         seed=int(_get(S, "seed", 1)),
-        n_seeds=int(_get(S, "n_seeds", 1)),
+        n_seeds=int(_get(S, "ved_seeds", _get(S, "n_seeds", 1)) if arch == "VED" else _get(S, "n_seeds", 1)),
         train=train_config_from_settings(S, arch),
         progress=_progress.progress,
     )
