@@ -59,8 +59,11 @@ def attention_entropy(scores: torch.Tensor, alpha: torch.Tensor, kind: str) -> t
     """Entropy (nats) of each attention vector, differentiable, over the last axis.
 
     Softmax uses ``log_softmax`` (as the authors did) for numerical stability; the sparse
-    normalisers use ``xlogy`` so that exact zeros contribute 0 instead of NaN.
+    normalisers clamp the argument of the log, so exact zeros contribute 0 to the value *and* a finite
+    gradient (``xlogy`` has the right value but an infinite derivative at 0, and 0 * inf = NaN even
+    when the entropy weight is 0).
     """
     if kind == "softmax":
         return -(alpha * torch.log_softmax(scores, dim=-1)).sum(-1)
-    return -torch.special.xlogy(alpha, alpha).sum(-1)
+    tiny = torch.finfo(alpha.dtype).tiny
+    return -(alpha * torch.log(alpha.clamp_min(tiny))).sum(-1)

@@ -109,6 +109,8 @@ def member_loss(trace, y, k, normaliser):
     E, B, K = trace.logits.shape
     ce = F.cross_entropy(trace.logits.reshape(E * B, K), y.reshape(E * B), reduction="none")
     ce = ce.reshape(E, B).mean(1)
+    if not bool((k != 0).any()):
+        return ce
     ent = attention_entropy(trace.scores, trace.alpha, normaliser).mean(1)
     return (1 - k) * ce + k * ent
 

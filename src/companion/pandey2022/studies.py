@@ -1,0 +1,169 @@
+"""The synthetic studies behind the table chapters (T-D1, T-D2a/b, T-LAYER, T-CPLX, T-A1/A2, focus
+initialisation, F-TREND, F-ALPHA): which runs, how they are batched, and their tables.
+
+A *program* is one cached batched training run: one dataset, architecture, averaging layer,
+normaliser and entropy weight k, with the seeds (and optionally learning rates or widths) stacked on
+the ensemble axis. Programs are keyed by their full configuration, so two chapters asking for the same
+(layer, k, seeds, epochs, dtype) share one trained ensemble (e.g. T-D1, T-A2 and F-TREND).
+
+Protocol (reference note section 3.2): Adam lr 0.001 for both nets, batch 250, early stop when the full
+training loss is <= 0.01 (tested every ``EVAL_EVERY`` epochs), FTPT etc. on the training set at the end,
+accuracy on the test set. Under the ``quick`` profile the chapters cap the epochs and the seeds.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import torch
+
+from . import data as data_mod
+from . import metrics as met
+from . import train as T
+from .tables import LAYER_NAMES, member_frame, reference, side_by_side, summarise
+
+LAYER_IDS = {v: k for k, v in LAYER_NAMES.items()}
+EVAL_EVERY = 10
+#: where each table's reference k grid lives, per layer
+_K_GRIDS = {"T-D1": "T-D1", "T-D2a": "T-D2a", "T-D2b": "T-D2b"}
+
+
+def parse_list(text, cast=float) -> list:
+    if isinstance(text, (list, tuple)):
+        return [cast(t) for t in text]
+    return [cast(t.strip()) for t in str(text).split(",") if t.strip()]
+
+
+def program(dataset: str, arch_name: str, *, layer, seeds, epochs: int, dtype: str = "float32",
+            k: float = 0.0, normaliser: str = "softmax", focus_zero=None, lrs=(0.001,), widths=None,
+            stop_loss=0.01) -> dict:
+    """Train (or load) one batched program; ``layer`` may be a name ('zeroth') or an index."""
+    layer = LAYER_IDS.get(layer, layer)
+    cfg = T.ensemble_config(dataset, arch_name, layer=int(layer), normaliser=normaliser, seeds=seeds,
+                            ks=(k,), lrs=lrs, widths=widths, focus_zero=focus_zero, epochs=epochs,
+                            stop_loss=stop_loss, eval_every=min(EVAL_EVERY, epochs), dtype=dtype)
+    return T.run(cfg)
+
+
+def k_values(table: str, layer: str, ks: str) -> list[float]:
+    """``ks`` = comma list, or 'paper' for the reference grid of that table and layer."""
+    if str(ks).strip() == "paper":
+        ref = reference(_K_GRIDS[table])
+        return sorted(ref[ref["layer"] == layer]["k"].astype(float).unique().tolist())
+    return parse_list(ks)
+
+
+def layer_k_grid(table: str, dataset: str, arch_name: str, layers: str, ks: str, n_seeds: int,
+                 epochs: int, dtype: str, normaliser: str = "softmax"):
+    """All (layer, k) programs of a table; returns (per-run frame, summary, paper-vs-ours table)."""
+    frames = []
+    for layer in parse_list(layers, str):
+        for k in k_values(table, layer, ks):
+            res = program(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs,
+                          dtype=dtype, k=k, normaliser=normaliser)
+            frames.append(member_frame(res))
+    runs = pd.concat(frames, ignore_index=True)
+    summ = summarise(runs, ["layer", "k"])
+    cmp = side_by_side(summ, reference(table), ["layer", "k"], ["acc", "ftpt", "n_best", "best_ftpt"])
+    return runs, summ, cmp
+
+
+def max_alpha_split(res: dict, split: str = "train") -> dict:
+    """Largest attention weight of every mosaic of every run, split into FTPT and FFPT points."""
+    d = data_mod.load(res["config"]["dataset"], res["config"]["data_seed"] or 0)
+    ens = T.ensemble_of(res)
+    x = (d.x_train if split == "train" else d.x_test).to(ens.dtype)
+    y = d.y_train if split == "train" else d.y_test
+    fore = d.fore_train if split == "train" else d.fore_test
+    with torch.no_grad():
+        tr = ens(x, res["config"]["normaliser"])
+    return met.max_alpha_split(tr.alpha, tr.logits, y, fore)
+
+
+def curves_frame(res: dict, split: str = "train") -> pd.DataFrame:
+    """Per-run, per-epoch categories in long format (for trend plots and tables)."""
+    rows = []
+    ep = res["epochs"].tolist()
+    cur = res["curves"][split]
+    for e, seed in enumerate(res["members"]["seed"]):
+        for t, epoch in enumerate(ep):
+            rows.append({"seed": seed, "epoch": epoch, **{c: float(cur[c][e, t]) for c in met.CATEGORIES},
+                         "acc": float(cur["acc"][e, t])})
+    return pd.DataFrame(rows)
+
+
+def _method_program(dataset, arch_name, layer, method, n_seeds, epochs, dtype, k_entropy=0.0, focus_zero=None):
+    """'softmax' | 'sparsemax' | 'spherical' | 'entropy' (softmax with the entropy regulariser)."""
+    norm = "softmax" if method == "entropy" else method
+    k = k_entropy if method == "entropy" else 0.0
+    return program(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs, dtype=dtype, k=k,
+                   normaliser=norm, focus_zero=focus_zero)
+
+
+def sparsity_table(table: str, dataset: str, arch_name: str, layers: str, methods: str, n_seeds: int,
+                   epochs: int, dtype: str, k_by_layer: dict | None = None):
+    """T-A1 / T-A2: normalisers (and the entropy regulariser) side by side, with sparsity diagnostics."""
+    frames = []
+    for layer in parse_list(layers, str):
+        for method in parse_list(methods, str):
+            k = (k_by_layer or {}).get(layer, 0.005)
+            res = _method_program(dataset, arch_name, layer, method, n_seeds, epochs, dtype, k_entropy=k)
+            f = member_frame(res)
+            f["method"] = method
+            frames.append(f)
+    runs = pd.concat(frames, ignore_index=True)
+    keys = ["layer", "method"] if table == "T-A2" else ["method"]
+    summ = summarise(runs, keys, values=("ftpt", "ffpt", "sparsity", "simplex_dist", "entropy_bits"))
+    ref = reference(table).rename(columns={"normaliser": "method"})
+    cmp = side_by_side(summ, ref, keys, ["acc", "ftpt", "sparsity", "simplex_dist", "entropy_bits"])
+    return runs, summ, cmp
+
+
+def init_table(n_seeds: int, epochs: int, dtype: str):
+    """Focus initialisation (functionally zero vs not zero) x (softmax, sparsemax) on D2, A_2_2, zeroth."""
+    frames = []
+    for zero in (True, False):
+        for method in ("softmax", "sparsemax"):
+            res = _method_program("d2", "A_2_2", "zeroth", method, n_seeds, epochs, dtype, focus_zero=zero)
+            f = member_frame(res)
+            f["focus_init"] = "zero" if zero else "not zero"
+            f["method"] = method
+            frames.append(f)
+    runs = pd.concat(frames, ignore_index=True)
+    summ = summarise(runs, ["focus_init", "method"])
+    ref = reference("T-INIT").rename(columns={"normaliser": "method"})
+    cmp = side_by_side(summ, ref, ["focus_init", "method"], ["acc", "ftpt", "ffpt", "n_best", "best_ftpt"])
+    return runs, summ, cmp
+
+
+def layer_lr_table(layers: str, lrs: str, n_seeds: int, epochs: int, dtype: str, with_d2: bool):
+    """T-LAYER: the earlier (ECML) nets with biases and default init; learning rates batched as members."""
+    frames = []
+    blocks = [("d1", "D1-ecml", parse_list(lrs))] + ([("d2", "D2-ecml", [0.01])] if with_d2 else [])
+    for dataset, arch_name, lr_list in blocks:
+        for layer in parse_list(layers, str):
+            res = program(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs, dtype=dtype,
+                          lrs=lr_list)
+            f = member_frame(res)
+            f["dataset"] = dataset
+            frames.append(f)
+    runs = pd.concat(frames, ignore_index=True)
+    summ = summarise(runs, ["dataset", "lr", "layer"])
+    cmp = side_by_side(summ, reference("T-LAYER"), ["dataset", "lr", "layer"], ["ftpt", "ffpt", "ftpf", "ffpf"])
+    cmp.insert(3, "ours acc (test)", [f"{a:.1f}" for a in summ["test_acc"]])
+    return runs, summ, cmp
+
+
+def width_table(table: str, dataset: str, arch_name: str, layers: str, focus_widths: str, cls_widths: str,
+                n_seeds: int, epochs: int, dtype: str):
+    """T-CPLX / T-CPLX-D1: focus width x classifier width, all widths of a layer as one padded program."""
+    widths = [((f,), (c,)) for f in parse_list(focus_widths, int) for c in parse_list(cls_widths, int)]
+    frames = []
+    for layer in parse_list(layers, str):
+        res = program(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs, dtype=dtype,
+                      widths=widths)
+        frames.append(member_frame(res))
+    runs = pd.concat(frames, ignore_index=True)
+    keys = ["layer", "focus_width", "cls_width"] if table == "T-CPLX" else ["focus_width", "cls_width"]
+    summ = summarise(runs, keys)
+    cols = ["acc", "ftpt"] if table == "T-CPLX" else ["ftpt", "ffpt"]
+    cmp = side_by_side(summ, reference(table), keys, cols)
+    return runs, summ, cmp
