@@ -1,0 +1,177 @@
+"""Image mosaics, the CIFAR-10 loader, the image CNNs and batched image training (pandey2022, issue 6)."""
+import pickle
+
+import numpy as np
+import pytest
+import torch
+
+from companion import config
+from companion.pandey2022 import image_train, images
+from companion.pandey2022.cnn import SDCImageNet
+
+
+def _fake_cifar(folder, n=60, seed=0, nested=True):
+    """Write a tiny CIFAR-10-format training batch (python pickle, bytes keys, uint8 rows of 3072)."""
+    d = folder / "cifar-10-batches-py" if nested else folder
+    d.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    labels = [i % 10 for i in range(n)]
+    data = rng.integers(0, 256, size=(n, 3072), dtype=np.uint8)
+    with open(d / "data_batch_1", "wb") as fh:
+        pickle.dump({b"data": data, b"labels": labels, b"batch_label": b"fake"}, fh)
+    return folder, data, labels
+
+
+# ---------------------------------------------------------------------------------------- mosaics
+def test_mosaic_invariants_on_digits():
+    imgs = images.load_digits_images()
+    assert imgs.images.shape == (1797, 1, 8, 8) and float(imgs.images.min()) == -1.0 and float(imgs.images.max()) == 1.0
+    sp = images.make_mosaics(imgs, 300, 200, seed=5)
+    lab = sp.bank_labels
+    for ms in (sp.train, sp.test):
+        assert ms.idx.shape == (len(ms), 9)
+        n = torch.arange(len(ms))
+        fg_img = ms.idx[n, ms.fore_idx]
+        # the foreground segment is a foreground image and the label is its class (re-indexed)
+        assert torch.equal(lab[fg_img], torch.tensor(sp.fg_classes)[ms.labels])
+        # every other segment is a background image
+        bg_mask = torch.ones_like(ms.idx, dtype=torch.bool)
+        bg_mask[n, ms.fore_idx] = False
+        assert not torch.isin(lab[ms.idx[bg_mask]], torch.tensor(sp.fg_classes)).any()
+        assert int(ms.fore_idx.min()) >= 0 and int(ms.fore_idx.max()) <= 8
+        assert ms.segments(slice(0, 4)).shape == (4, 9, 1, 8, 8)
+    # train and test mosaics use disjoint image pools
+    assert not set(sp.train.idx.flatten().tolist()) & set(sp.test.idx.flatten().tolist())
+    assert not set(sp.train_pool.tolist()) & set(sp.test_pool.tolist())
+    # positions and labels are spread out (uniform draws)
+    assert len(set(sp.train.fore_idx.tolist())) == 9 and len(set(sp.train.labels.tolist())) == 3
+
+
+def test_mosaics_are_reproducible_and_seed_dependent():
+    imgs = images.load_digits_images()
+    a = images.make_mosaics(imgs, 50, 50, seed=1)
+    b = images.make_mosaics(imgs, 50, 50, seed=1)
+    c = images.make_mosaics(imgs, 50, 50, seed=2)
+    assert torch.equal(a.train.idx, b.train.idx) and torch.equal(a.test.fore_idx, b.test.fore_idx)
+    assert not torch.equal(a.train.idx, c.train.idx)
+
+
+def test_mosaics_custom_classes_and_authors_protocol():
+    imgs = images.load_digits_images()
+    sp = images.make_mosaics(imgs, 40, 40, seed=0, fg_classes=(7, 8), bg_classes=(1, 2, 3), disjoint=False)
+    assert sp.n_classes == 2
+    assert set(sp.bank_labels[sp.train.idx.flatten()].tolist()) <= {1, 2, 3, 7, 8}
+    with pytest.raises(ValueError):
+        images.make_mosaics(imgs, 10, 10, seed=0, fg_classes=(1,), bg_classes=(1, 2))
+
+
+def test_mosaic_grid_layout():
+    segs = torch.arange(9.0).view(9, 1, 1, 1).expand(9, 1, 2, 2)
+    g = images.mosaic_grid(segs)
+    assert g.shape == (1, 6, 6)
+    assert float(g[0, 0, 0]) == 0 and float(g[0, 0, 5]) == 2 and float(g[0, 5, 0]) == 6 and float(g[0, 3, 3]) == 4
+
+
+# ---------------------------------------------------------------------------------------- CIFAR loader
+def test_cifar_loader_reads_fake_batch(tmp_path):
+    root, data, labels = _fake_cifar(tmp_path)
+    imgs = images.load_cifar10(root)
+    assert imgs.images.shape == (60, 3, 32, 32) and imgs.labels.tolist() == labels
+    # channel-major rows, pixels mapped to [-1, 1]
+    x = data[3].reshape(3, 32, 32).astype(np.float32) / 255 * 2 - 1
+    assert np.allclose(imgs.images[3].numpy(), x, atol=1e-6)
+    assert imgs.fg_classes == (0, 1, 2) and imgs.class_names[:3] == ("airplane", "automobile", "bird")
+    # also accepts the batches folder itself, and a subset
+    assert len(images.load_cifar10(root / "cifar-10-batches-py", max_images=25)) == 25
+    sp = images.make_mosaics(imgs, 20, 20, seed=0)
+    assert sp.train.segments(slice(0, 2)).shape == (2, 9, 3, 32, 32)
+
+
+@pytest.mark.parametrize("kind", ["missing", "empty", "garbage", "wrong_shape", "evil"])
+def test_cifar_loader_clear_errors(tmp_path, kind):
+    d = tmp_path / "c"
+    if kind != "missing":
+        d.mkdir()
+    if kind == "garbage":
+        (d / "data_batch_1").write_bytes(b"not a pickle at all")
+    if kind == "wrong_shape":
+        with open(d / "data_batch_1", "wb") as fh:
+            pickle.dump({b"data": np.zeros((4, 100), np.uint8), b"labels": [0, 1, 2, 3]}, fh)
+    if kind == "evil":  # a pickle that would call a function on load is refused
+        with open(d / "data_batch_1", "wb") as fh:
+            pickle.dump({"data": print}, fh)
+    with pytest.raises(images.ImageDataError) as err:
+        images.load_cifar10(d)
+    msg = str(err.value)
+    assert "\n" not in msg and ("CIFAR-10" in msg)
+
+
+def test_config_accepts_a_data_dir(tmp_path):
+    for chapter in ("t-cifar-ent", "t-cifar-sparse", "t-init", "f-coco", "t-coco"):
+        S = config.resolve(chapter, profile="smoke", data_dir=str(tmp_path))
+        assert S.data_dir == str(tmp_path)
+        assert config.resolve(chapter, profile="smoke").data_dir is None
+    with pytest.raises(config.ConfigError):
+        config.resolve("t-init", profile="smoke", data_dir=3)
+
+
+# ---------------------------------------------------------------------------------------- models and training
+@pytest.mark.parametrize("arch,layer", [("digits", 0), ("digits", 3), ("cifar", 0), ("cifar", 6)])
+def test_sdc_cnn_shapes_and_attention(arch, layer):
+    net = SDCImageNet(arch, layer, "softmax", width=0.25 if arch == "cifar" else 0.5, seed=0).eval()
+    c, s = (1, 8) if arch == "digits" else (3, 32)
+    scores, alpha, logits = net(torch.randn(4, 9, c, s, s))
+    assert scores.shape == (4, 9) and logits.shape == (4, 3)
+    assert torch.allclose(alpha.sum(-1), torch.ones(4))
+
+
+def test_seeded_init_is_reproducible_and_leaves_global_rng():
+    torch.manual_seed(123)
+    before = torch.rand(1)
+    torch.manual_seed(123)
+    a = SDCImageNet("digits", 0, seed=4)
+    after = torch.rand(1)
+    b = SDCImageNet("digits", 0, seed=4)
+    assert torch.equal(before, after)
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+
+
+def test_width_multiplier_scales_channels():
+    small, big = SDCImageNet("digits", 0, width=0.5), SDCImageNet("digits", 0, width=1.0)
+    assert small.focus_net.trunk.convs[0].out_channels * 2 == big.focus_net.trunk.convs[0].out_channels
+
+
+def _tiny_program(members, layer=0, pretrain_epochs=0):
+    data = image_train.data_config(None, 60, 40, data_seed=0)
+    return image_train.program_config(data, members, layer=layer, width=0.25, lr=1e-3, batch=20, epochs=2,
+                                      pretrain_epochs=pretrain_epochs)
+
+
+def test_batched_training_equals_single_runs():
+    mix = [image_train.member(3, 0.0, "softmax"), image_train.member(4, 0.05, "sparsemax"),
+           image_train.member(5, 0.0, "spherical")]
+    together = image_train._threaded(image_train._train, _tiny_program(mix, layer=3))
+    for i, m in enumerate(mix[1:], start=1):
+        alone = image_train._threaded(image_train._train, _tiny_program([m], layer=3))
+        for split in ("train", "test"):
+            for key in ("acc", "ftpt", "ffpt", "entropy_bits"):
+                assert torch.allclose(together[split][key][i], alone[split][key][0], atol=1e-4), (m, split, key)
+        assert torch.allclose(together["curves"]["loss"][i], alone["curves"]["loss"][0], atol=1e-4)
+
+
+def test_frozen_parts_stay_fixed_and_pretraining_loads():
+    members = [image_train.member(0, 0.0, "softmax", "R", "R", "none"),
+               image_train.member(0, 0.0, "softmax", "P", "R", "classify")]
+    r = image_train._threaded(image_train._train, _tiny_program(members, pretrain_epochs=1))
+    # 'none' changes nothing: its final metrics equal its initial ones
+    for key in ("acc", "ftpt", "ffpt"):
+        assert torch.allclose(r["train"][key][0], r["initial"]["train"][key][0])
+    assert "pretrain" in r and len(r["pretrain"]["focus_acc_train"]) == 1
+
+
+def test_entropy_is_finite_for_sparse_attention():
+    alpha = torch.tensor([[[0.0, 0.5, 0.5]]], requires_grad=True)
+    scores = torch.zeros(1, 1, 3, requires_grad=True)
+    h = image_train.entropy_nats(scores, alpha, torch.tensor([False]))
+    h.sum().backward()
+    assert torch.isfinite(alpha.grad).all() and abs(float(h.detach()) - np.log(2)) < 1e-6
