@@ -175,3 +175,13 @@ def test_entropy_is_finite_for_sparse_attention():
     h = image_train.entropy_nats(scores, alpha, torch.tensor([False]))
     h.sum().backward()
     assert torch.isfinite(alpha.grad).all() and abs(float(h.detach()) - np.log(2)) < 1e-6
+
+
+def test_training_runs_on_a_fake_cifar_directory(tmp_path):
+    root, _, _ = _fake_cifar(tmp_path, n=200)
+    data = image_train.data_config(str(root), 40, 20, data_seed=0, max_images=200)
+    assert image_train.arch_for(data) == "cifar" and image_train.last_layer(data) == 6
+    cfg = image_train.program_config(data, [image_train.member(0), image_train.member(1, 0.01, "sparsemax")],
+                                     layer=6, width=0.125, batch=20, epochs=1)
+    r = image_train._threaded(image_train._train, cfg)
+    assert r["train"]["acc"].shape == (2,) and torch.isfinite(r["test"]["entropy_bits"]).all()
