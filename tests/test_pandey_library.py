@@ -6,6 +6,15 @@ import torch
 from companion.pandey2022 import data, metrics, models, normalisers, train
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    """Tiny matrices: a second OpenMP thread only spin-waits on a shared machine (see train.TRAIN_THREADS)."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 # --- normalisers -------------------------------------------------------------------------------
 
 def _project_simplex_qp(v):
@@ -175,7 +184,7 @@ def test_categories_partition_and_accuracy():
     ("em-linear", "dist1", "sgd", 0.01, 0.0, "softmax"),
 ])
 def test_batched_training_equals_single_runs(arch_name, dataset, opt, lr, k, norm):
-    d = data.load(dataset, 0)
+    d = data.subset(data.load(dataset, 0), 600, 200)  # 3 minibatches of 250, 250, 100 per epoch
     spec = models.arch(arch_name)
     seeds = [3, 11]
     ens = models.Ensemble([spec] * 2, seeds)
@@ -192,11 +201,11 @@ def test_batched_training_equals_single_runs(arch_name, dataset, opt, lr, k, nor
 
 
 def test_early_stopped_member_is_frozen():
-    d = data.load("dist1", 0)
+    d = data.subset(data.load("dist1", 0), 500)
     spec = models.arch("em-linear")
     ens = models.Ensemble([spec] * 2, [0, 1])
-    # member 0 gets an impossible-to-miss threshold through a huge per-member... use stop_loss
-    # large enough that both stop after the first check, then compare to a 1-epoch single run.
+    # a threshold every member meets after the first epoch: all stop at epoch 1 and must equal a
+    # single run that stopped there too
     out = train.train_ensemble(ens, d, k=0.0, lr=0.01, optimiser="sgd", max_epochs=5, stop_loss=10.0,
                                eval_every=1, show_progress=False)
     assert out["stop_epoch"].tolist() == [1, 1] and out["epochs_run"] == 1
@@ -212,3 +221,19 @@ def test_optimiser_mask_freezes_parameters_and_state():
     opt.step(torch.tensor([True, False]))
     assert (p[1] == 0).all() and (p[0] != 0).all()
     assert (opt.state[0]["m"][1] == 0).all() and opt.t.tolist() == [1.0, 0.0]
+
+
+def test_stopped_member_frozen_while_others_continue():
+    """Member 0 has lr 0 (its loss never changes); with a threshold between the two members' losses after
+    epoch 1, member 1 stops and stays frozen while member 0 continues (no update either, lr 0) - then we check
+    the stopped member's weights equal a single run stopped at epoch 1."""
+    d = data.subset(data.load("dist1", 0), 500)
+    spec = models.arch("em-linear")
+    ens = models.Ensemble([spec] * 2, [7, 7])
+    init_loss = float(train.evaluate(ens, d.x_train, d.y_train, d.fore_train, "softmax", torch.zeros(2, dtype=torch.float64))["loss"][0])
+    out = train.train_ensemble(ens, d, k=0.0, lr=[0.0, 0.01], optimiser="sgd", max_epochs=3,
+                               stop_loss=init_loss - 1e-6, eval_every=1, show_progress=False)
+    assert out["stop_epoch"].tolist() == [3, 1]
+    f, c, stop = train.train_single(spec, 7, d, lr=0.01, optimiser="sgd", max_epochs=1, stop_loss=None)
+    assert torch.allclose(ens.member_state(1)["cls"]["layers.0.weight"], c.layers[0].weight, atol=1e-12)
+    assert torch.allclose(ens.member_state(1)["focus"]["layers.0.weight"], f.layers[0].weight, atol=1e-12)

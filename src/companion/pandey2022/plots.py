@@ -194,10 +194,24 @@ def max_alpha_hist(split: dict, title="largest attention weight", ax=None):
 
 
 def trend_lines(frame, x: str, y: str, hue: str, title=None, ylabel=None):
-    """Mean +- sd of ``y`` against ``x`` (e.g. FTPT vs classifier width), one line per ``hue``."""
+    """Mean +- sd of ``y`` against ``x`` (e.g. FTPT vs classifier width), one line per ``hue``,
+    with every run as a faint dot."""
     fig, ax = new_figure(1, 1, width=4.8, height=3.4)
-    sns.pointplot(data=frame, x=x, y=y, hue=hue, errorbar="sd", ax=ax, dodge=0.2, markersize=5)
+    xs = list(dict.fromkeys(frame[x].tolist()))
+    pos = {v: i for i, v in enumerate(xs)}
+    hues = list(dict.fromkeys(frame[hue].tolist()))
+    for j, h in enumerate(hues):
+        g = frame[frame[hue] == h]
+        off = (j - (len(hues) - 1) / 2) * 0.08
+        st = g.groupby(x, sort=False)[y].agg(["mean", "std"]).reindex([v for v in xs if v in set(g[x])])
+        px = [pos[v] + off for v in st.index]
+        col = PALETTE[j % len(PALETTE)]
+        ax.errorbar(px, st["mean"], yerr=st["std"].fillna(0), marker="o", capsize=3, color=col, label=f"{hue} {h}")
+        ax.scatter([pos[v] + off for v in g[x]], g[y], s=10, color=col, alpha=0.35)
+    ax.set_xticks(range(len(xs)), [str(v) for v in xs])
+    ax.set_xlabel(x)
     ax.set_ylabel(ylabel or y)
+    ax.legend(fontsize=8)
     if title:
         ax.set_title(title)
     return fig

@@ -159,16 +159,7 @@ def train_ensemble(ens: Ensemble, data, *, k, lr, optimiser="adam", momentum=0.9
     epoch = 0
     bar_kw = {} if show_progress else {"disable": True}
     for epoch in progress(range(1, max_epochs + 1), desc=desc, total=max_epochs, **bar_kw):
-        perms = torch.stack([torch.randperm(N, generator=g) for g in gens])
-        for s in range(0, N, batch_size):
-            idx = perms[:, s:s + batch_size]
-            tr = ens(xtr[idx], normaliser)
-            loss = member_loss(tr, ytr[idx], k, normaliser)
-            opt_f.zero_grad()
-            opt_c.zero_grad()
-            loss.sum().backward()
-            opt_c.step(active)
-            opt_f.step(active)
+        run_epoch(ens, xtr, ytr, k, normaliser, gens, opt_f, opt_c, active, batch_size)
         # the stopping test needs a full pass over the training set, so it runs at the evaluation
         # epochs only (every ``eval_every`` epochs; the authors tested after every epoch)
         if epoch % eval_every and epoch != max_epochs:
@@ -190,11 +181,45 @@ def train_ensemble(ens: Ensemble, data, *, k, lr, optimiser="adam", momentum=0.9
             "epochs_run": epoch, "wall_s": wall, "params": ens.state()}
 
 
+def run_epoch(ens, xtr, ytr, k, normaliser, gens, opt_f, opt_c, active, batch_size=250):
+    """One epoch of minibatch steps for all members (each with its own shuffle from ``gens``)."""
+    N = xtr.shape[0]
+    perms = torch.stack([torch.randperm(N, generator=g) for g in gens])
+    for s in range(0, N, batch_size):
+        idx = perms[:, s:s + batch_size]
+        tr = ens(xtr[idx], normaliser)
+        loss = member_loss(tr, ytr[idx], k, normaliser)
+        opt_f.zero_grad()
+        opt_c.zero_grad()
+        loss.sum().backward()
+        opt_c.step(active)
+        opt_f.step(active)
+
+
+def train_steps_only(ens: Ensemble, data, *, k=0.0, lr=0.001, optimiser="adam", momentum=0.9,
+                     batch_size=250, epochs=1, normaliser="softmax"):
+    """The training steps of ``train_ensemble`` without any evaluation (for benchmarks)."""
+    E, dtype = ens.size, ens.dtype
+    k = torch.as_tensor(k, dtype=dtype).expand(E).clone()
+    lr = torch.as_tensor(lr, dtype=torch.float64).expand(E).clone()
+    opt_f = BatchedOptimiser(ens.focus_params(), optimiser, lr, momentum)
+    opt_c = BatchedOptimiser(ens.cls_params(), optimiser, lr, momentum)
+    gens = [torch.Generator().manual_seed(int(s)) for s in ens.seeds]
+    active = torch.ones(E, dtype=torch.bool)
+    xtr = data.x_train.to(dtype)
+    for _ in range(epochs):
+        run_epoch(ens, xtr, data.y_train, k, normaliser, gens, opt_f, opt_c, active, batch_size)
+    return ens
+
+
 def train_single(spec: ArchSpec, seed: int, data, *, k=0.0, lr=0.001, optimiser="adam", momentum=0.9,
                  batch_size=250, max_epochs=100, stop_loss=0.01, normaliser="softmax",
-                 dtype=torch.float64):
+                 dtype=torch.float64, per_segment=False):
     """One run the way the authors' scripts do it: two ``nn.Module`` s, two ``torch.optim`` optimisers,
-    a python loop over minibatches. Reference for the batched trainer (tests, benchmark)."""
+    a python loop over minibatches. Reference for the batched trainer (tests, benchmark).
+
+    ``per_segment=True`` also scores the 9 segments one position at a time, as the authors' focus
+    nets did (a Python loop over positions); the result is the same up to rounding."""
     focus, cls = build_single(spec, seed, dtype)
     Opt = (lambda ps: torch.optim.Adam(ps, lr=lr)) if optimiser == "adam" else \
         (lambda ps: torch.optim.SGD(ps, lr=lr, momentum=momentum))
@@ -204,7 +229,12 @@ def train_single(spec: ArchSpec, seed: int, data, *, k=0.0, lr=0.001, optimiser=
     N = xtr.shape[0]
 
     def objective(x, y):
-        scores, feats = focus(x)
+        if per_segment:
+            outs = [focus(x[:, j:j + 1]) for j in range(x.shape[1])]
+            scores = torch.cat([o[0] for o in outs], 1)
+            feats = torch.cat([o[1] for o in outs], 1)
+        else:
+            scores, feats = focus(x)
         alpha = normalise(scores, normaliser)
         logits = cls((alpha.unsqueeze(-1) * feats).sum(-2))
         ent = attention_entropy(scores, alpha, normaliser).mean()
@@ -293,9 +323,14 @@ def _compute_inner(cfg: dict) -> dict:
     return out
 
 
+#: The modules a trained result depends on (the cache fingerprints exactly these, plus the shared
+#: harness modules), so that editing plots, tables or another chapter's module keeps the cache valid.
+CACHE_SCOPE = tuple(f"pandey2022/{m}" for m in ("data", "models", "normalisers", "train", "metrics"))
+
+
 def run(cfg: dict) -> dict:
     """Train (or load from the cache) the batched program described by ``cfg``."""
-    return cached(CACHE_KIND, cfg, lambda: _compute(cfg), scope=("pandey2022",))
+    return cached(CACHE_KIND, cfg, lambda: _compute(cfg), scope=CACHE_SCOPE)
 
 
 def ensemble_of(result: dict) -> Ensemble:
