@@ -118,7 +118,7 @@ class Captioner(nn.Module):
         self.conv3 = nn.Conv2d(width, width, 3, padding=1)
         # a learned embedding per grid cell: VGG features carry position implicitly (padding, large
         # receptive fields); our small encoder needs it explicitly to find "the next digit in raster order"
-        self.pos = nn.Parameter(0.1 * torch.randn(self.grid * self.grid, width))
+        self.pos = nn.Parameter(torch.randn(self.grid * self.grid, width))
         self.embed = nn.Embedding(VOCAB, embed)
         self.init_h = nn.Linear(width, hidden)
         self.init_c = nn.Linear(width, hidden)

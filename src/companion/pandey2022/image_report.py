@@ -175,11 +175,28 @@ def group_stats(df: pd.DataFrame, layer: str, norm: str, k: float, col: str) -> 
 def init_program(S) -> dict:
     """Every seed × the note's initialisation / training-part rows, zeroth-layer softmax, one program."""
     data = image_data(S)
+    # (R, R, none) is not trained: it is the initial state of the (R, R, both) members (see init_frame)
     members = [image_train.member(s, 0.0, "softmax", fi, ci, part)
-               for s in seeds_of(S) for (fi, ci, part) in INIT_ROWS]
+               for s in seeds_of(S) for (fi, ci, part) in INIT_ROWS if (fi, ci, part) != ("R", "R", "none")]
     cfg = image_train.program_config(data, members, layer=0, width=S.width, lr=S.lr, batch=S.batch,
                                      epochs=S.epochs, stop_loss=0.05, pretrain_epochs=S.pretrain_epochs)
     return image_train.train_program(cfg)
+
+
+def init_frame(result: dict) -> pd.DataFrame:
+    """Members of the T-INIT program, plus (R, R, none) rows read from the initial state of the
+    (R, R, both) members (identical nets before any update)."""
+    df = member_frame({0: result})
+    rows = []
+    for i, m in enumerate(result["members"]):
+        if (m["focus_init"], m["classify_init"], m["train"]) == ("R", "R", "both"):
+            row = df.iloc[i].to_dict()
+            row.update({"train_part": "none", "stop_epoch": 0})
+            for split in ("train", "test"):
+                for key in ("acc", "ftpt", "ffpt", "ftpf", "ffpf", "sparsity", "simplex_dist", "entropy_bits"):
+                    row[f"{split}_{key}"] = float(result["initial"][split][key][i])
+            rows.append(row)
+    return pd.concat([pd.DataFrame(rows), df], ignore_index=True)
 
 
 def init_table(df: pd.DataFrame) -> pd.DataFrame:
