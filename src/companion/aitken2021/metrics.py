@@ -25,6 +25,7 @@ __all__ = [
     "average_attention",
     "aam_approximation",
     "attention_argmax_agreement",
+    "attention_argmax_offsets",
     "temporal_attention",
     "word_variance",
     "input_readout_alignment",
@@ -121,6 +122,28 @@ def attention_argmax_agreement(attention: torch.Tensor, expected: torch.Tensor, 
     rows = _members(data.target_valid, E, 2) & (expected >= 0)
     hit = (attention.argmax(-1) == expected) & rows
     return hit.sum((1, 2)).double() / rows.sum((1, 2)).clamp_min(1).double()
+
+
+def attention_argmax_offsets(attention: torch.Tensor, expected: torch.Tensor, data: Seq2SeqData,
+                             words_only: bool = True) -> dict:
+    """Offsets ``argmax_s alpha_ts - expected_t`` over valid rows, per member.
+
+    ``words_only`` drops the EOS row (t = out_index). Returns ``offsets`` (a list
+    of per-member 1-D tensors), ``mode`` ``(E,)`` (most common offset),
+    ``within1`` ``(E,)`` (share with |offset| <= 1), ``exact`` ``(E,)`` (share at 0).
+    """
+    E = attention.shape[0]
+    expected = _members(expected, E, 2)
+    rows = _members(data.target_valid, E, 2) & (expected >= 0)
+    if words_only:
+        T = rows.shape[-1]
+        rows = rows & (torch.arange(T) < _members(data.out_index, E, 1).unsqueeze(-1))
+    off = attention.argmax(-1) - expected
+    per = [off[e][rows[e]] for e in range(E)]
+    mode = torch.stack([p.mode().values if p.numel() else torch.tensor(0) for p in per])
+    within1 = torch.stack([(p.abs() <= 1).double().mean() for p in per])
+    exact = torch.stack([(p == 0).double().mean() for p in per])
+    return {"offsets": per, "mode": mode, "within1": within1, "exact": exact}
 
 
 def aam_approximation(model: Seq2Seq, trace: Trace, data: Seq2SeqData, enc: Components | None = None,

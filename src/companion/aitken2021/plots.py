@@ -253,7 +253,7 @@ def p_varpr(analyses: Mapping[str, Analysis], min_len: int | None = None) -> plt
                 ax.axvline(S + min_len, color="grey", ls=":", lw=1)
         ax.set_xlabel("step (encoder 1..S, decoder S+1..S+T)")
         ax.set_title(title)
-    axes[0].set_yscale("log")
+    axes[0].set_ylim(bottom=0)
     axes[0].legend(fontsize=8)
     return fig
 
