@@ -27,8 +27,11 @@ GRIDS = {"dist1": ((0, 10), (-6, 6)), "dist2": ((-4, 10), (-8.5, 6)), "dist4": (
          "d1": ((1.5, 8), (2, 9))}
 
 
+_FG_ORDER = [0, 1, 2, 3, 4, 6, 7, 8, 9]  # skip the palette's brown: brown marks background
+
+
 def _fg_colour(c):
-    return PALETTE[c % len(PALETTE)] if c < 3 else sns.color_palette("tab10")[c % 10]
+    return PALETTE[_FG_ORDER[c % len(_FG_ORDER)]]
 
 
 def _grid(name, n=200):

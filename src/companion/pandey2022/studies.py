@@ -27,9 +27,23 @@ _K_GRIDS = {"T-D1": "T-D1", "T-D2a": "T-D2a", "T-D2b": "T-D2b"}
 
 
 def parse_list(text, cast=float) -> list:
-    if isinstance(text, (list, tuple)):
-        return [cast(t) for t in text]
-    return [cast(t.strip()) for t in str(text).split(",") if t.strip()]
+    """'a,b,c' -> [cast(a), cast(b), cast(c)]; raises ValueError with a one-line message."""
+    items = list(text) if isinstance(text, (list, tuple)) else [t.strip() for t in str(text).split(",") if t.strip()]
+    try:
+        out = [cast(t) for t in items]
+    except ValueError:
+        raise ValueError(f"cannot read {text!r} as a comma-separated list of {cast.__name__}") from None
+    if not out:
+        raise ValueError(f"empty list: {text!r}")
+    return out
+
+
+def parse_layers(text) -> list[str]:
+    layers = parse_list(text, str)
+    bad = [v for v in layers if v not in LAYER_IDS]
+    if bad:
+        raise ValueError(f"unknown averaging layer(s) {bad}; use a comma list of {list(LAYER_IDS)}")
+    return layers
 
 
 def program(dataset: str, arch_name: str, *, layer, seeds, epochs: int, dtype: str = "float32",
@@ -55,7 +69,7 @@ def layer_k_grid(table: str, dataset: str, arch_name: str, layers: str, ks: str,
                  epochs: int, dtype: str, normaliser: str = "softmax"):
     """All (layer, k) programs of a table; returns (per-run frame, summary, paper-vs-ours table)."""
     frames = []
-    for layer in parse_list(layers, str):
+    for layer in parse_layers(layers):
         for k in k_values(table, layer, ks):
             res = program(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs,
                           dtype=dtype, k=k, normaliser=normaliser)
@@ -102,7 +116,7 @@ def sparsity_table(table: str, dataset: str, arch_name: str, layers: str, method
                    epochs: int, dtype: str, k_by_layer: dict | None = None):
     """T-A1 / T-A2: normalisers (and the entropy regulariser) side by side, with sparsity diagnostics."""
     frames = []
-    for layer in parse_list(layers, str):
+    for layer in parse_layers(layers):
         for method in parse_list(methods, str):
             k = (k_by_layer or {}).get(layer, 0.005)
             res = _method_program(dataset, arch_name, layer, method, n_seeds, epochs, dtype, k_entropy=k)
@@ -139,7 +153,7 @@ def layer_lr_table(layers: str, lrs: str, n_seeds: int, epochs: int, dtype: str,
     frames = []
     blocks = [("d1", "D1-ecml", parse_list(lrs))] + ([("d2", "D2-ecml", [0.01])] if with_d2 else [])
     for dataset, arch_name, lr_list in blocks:
-        for layer in parse_list(layers, str):
+        for layer in parse_layers(layers):
             res = program(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs, dtype=dtype,
                           lrs=lr_list)
             f = member_frame(res)
@@ -157,7 +171,7 @@ def width_table(table: str, dataset: str, arch_name: str, layers: str, focus_wid
     """T-CPLX / T-CPLX-D1: focus width x classifier width, all widths of a layer as one padded program."""
     widths = [((f,), (c,)) for f in parse_list(focus_widths, int) for c in parse_list(cls_widths, int)]
     frames = []
-    for layer in parse_list(layers, str):
+    for layer in parse_layers(layers):
         res = program(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs, dtype=dtype,
                       widths=widths)
         frames.append(member_frame(res))
