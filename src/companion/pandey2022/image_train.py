@@ -43,7 +43,10 @@ from . import metrics
 from .cnn import SDCImageNet, averaging_layers
 from .normalisers import NORMALISERS
 
-SCOPE = ("pandey2022",)
+#: Code the cached results depend on (fingerprinted by the cache with the shared modules). Narrower than the
+#: whole subpackage, so edits to unrelated pandey2022 modules do not throw away the image ensembles.
+SCOPE = ("pandey2022/images.py", "pandey2022/cnn.py", "pandey2022/image_train.py", "pandey2022/normalisers.py",
+         "pandey2022/metrics.py")
 KIND = "pandey2022-image-sdc"
 KIND_PRETRAIN = "pandey2022-image-pretrain"
 PARTS = ("both", "focus", "classify", "none")
