@@ -163,7 +163,9 @@ def side_by_side(ours: pd.DataFrame, ref: pd.DataFrame | None, keys: list[str], 
                 row[f"ours {c}"] = f"{int(ov)}/{int(r['runs'])}"
                 continue
             row[f"paper {c}"] = "-" if pd.isna(pv) else f"{pv:.2f}"
-            row[f"ours {c}"] = fmt_pm(ov, sd) if not pd.isna(sd) else f"{ov:.1f}"
+            # best-run aggregates are means over a subset: no sd is shown for them
+            row[f"ours {c}"] = fmt_pm(ov, sd) if not (pd.isna(sd) or c.startswith("best_")) else (
+                "-" if pd.isna(ov) else f"{ov:.1f}")
             row[f"Δ {c}"] = "-" if pd.isna(pv) or pd.isna(ov) else f"{ov - pv:+.1f}"
         rows.append(row)
     return pd.DataFrame(rows)
