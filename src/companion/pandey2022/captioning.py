@@ -232,7 +232,12 @@ def word_betas(alpha_grid: torch.Tensor, gen_tokens: torch.Tensor, data: Caption
     att = up[torch.tensor(rows), torch.tensor(steps)]
     for f in fracs:
         tag = int(round(100 * f))
-        out[f"top{tag}"] = float(overlap.beta(u, overlap.topk_mask(att, f)).mean())
+        per_word = overlap.beta(u, overlap.topk_mask(att, f))
+        out[f"top{tag}"] = float(per_word.mean())
+        if tag == 10:  # spread over words: the paper's examples run from 0 to 0.79
+            q = torch.quantile(per_word, torch.tensor([0.1, 0.5, 0.9], dtype=per_word.dtype))
+            out["top10_q10"], out["top10_median"], out["top10_q90"] = (float(v) for v in q)
+            out["top10_below_0.2"] = float(100.0 * (per_word < 0.2).double().mean())
         out[f"random{tag}"] = float(overlap.beta(u, overlap.random_mask(att.shape, f, rand_gen)).mean())
     peak = att.flatten(1).argmax(1)
     out["peak_in_box"] = float(100.0 * u.flatten(1)[torch.arange(len(rows)), peak].double().mean())

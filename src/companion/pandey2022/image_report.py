@@ -318,6 +318,8 @@ def coco_frame(result: dict) -> pd.DataFrame:
                      "caption acc %": float(result["caption_acc"][e]), "words": b["n_words"],
                      "top10": b["top10"], "top20": b["top20"], "random10": b["random10"],
                      "random20": b["random20"], "peak in box %": b["peak_in_box"],
+                     "top10 q10": b.get("top10_q10", float("nan")), "top10 median": b.get("top10_median", float("nan")),
+                     "top10 q90": b.get("top10_q90", float("nan")), "% words top10 < 0.2": b.get("top10_below_0.2", float("nan")),
                      "box area fraction": b.get("box_area_fraction", float("nan"))})
     return pd.DataFrame(rows)
 
