@@ -33,6 +33,7 @@ from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from .. import cache
+from ..device import default_device
 from ..progress import progress
 from ..seeding import generator, seed_all
 from . import images as images_mod
@@ -251,7 +252,8 @@ def _train(cfg: dict) -> dict:
     seed_all(seeds[0])
     train, test = make_caption_data(cfg["n_train"], cfg["n_test"], cfg["data_seed"], cfg["n_objects"],
                                     cfg["data_dir"], cfg["max_images"])
-    nets = [_build(s, in_ch=train.images.shape[1], size=train.size, width=cfg["width"]) for s in seeds]
+    dev = default_device()
+    nets = [_build(s, in_ch=train.images.shape[1], size=train.size, width=cfg["width"]).to(dev) for s in seeds]
     params, _ = stack_module_state(nets)
     base = copy.deepcopy(nets[0]).to("meta")
     tf = vmap(lambda p, x, tok: functional_call(base, p, (x, tok)), in_dims=(0, 0, 0))
@@ -266,16 +268,18 @@ def _train(cfg: dict) -> dict:
         nb = max(N // B, 1)
         for b in range(nb):
             rows = perm[:, b * B:(b + 1) * B]
-            logits, _ = tf(params, train.images[rows], train.tokens[rows])
-            loss = F.cross_entropy(logits.flatten(0, 2), train.tokens[rows].flatten(), reduction="none")
+            tok = train.tokens[rows].to(dev)
+            logits, _ = tf(params, train.images[rows].to(dev), tok)
+            loss = F.cross_entropy(logits.flatten(0, 2), tok.flatten(), reduction="none")
             loss = loss.view(E, -1).mean(1)
             opt.zero_grad()
             loss.sum().backward()
             opt.step()
-            tot += loss.detach()
+            tot += loss.detach().cpu()
         curve.append(tot / nb)
     with torch.no_grad():
-        logits, alpha = greedy(params, test.images)  # (E, N, T, V), (E, N, T, 36)
+        logits, alpha = greedy(params, test.images.to(dev))  # (E, N, T, V), (E, N, T, g²)
+        logits, alpha = logits.cpu(), alpha.cpu()
     gen_tok = logits.argmax(-1)
     T = test.tokens.shape[1]
     word_acc = 100.0 * (gen_tok[..., : T - 1] == test.tokens[:, : T - 1]).double().mean((1, 2))

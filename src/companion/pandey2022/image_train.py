@@ -36,6 +36,7 @@ import torch.nn.functional as F
 from torch.func import functional_call, stack_module_state, vmap
 
 from .. import cache
+from ..device import default_device
 from ..progress import progress
 from ..seeding import generator, seed_all
 from . import images as images_mod
@@ -140,12 +141,14 @@ def entropy_nats(scores: torch.Tensor, alpha: torch.Tensor, is_softmax: torch.Te
 class _Stacked:
     """E members of :class:`SDCImageNet` as one vmapped function over stacked parameters."""
 
-    def __init__(self, nets: list[SDCImageNet]):
+    def __init__(self, nets: list[SDCImageNet], device: torch.device | None = None):
+        self.device = torch.device("cpu") if device is None else device
+        nets = [n.to(self.device) for n in nets]
         self.params, _ = stack_module_state(nets)  # leaves with requires_grad
         self.base = copy.deepcopy(nets[0]).to("meta")
         self.E = len(nets)
 
-        self.norm_code = torch.tensor([NORMALISERS.index(n.normaliser) for n in nets])
+        self.norm_code = torch.tensor([NORMALISERS.index(n.normaliser) for n in nets], device=self.device)
         self._fns = {}
 
     def __call__(self, x: torch.Tensor, mode: str = "sdc", shared_input: bool = False):
@@ -158,7 +161,7 @@ class _Stacked:
                 return functional_call(base, p, (x,), kw)
 
             self._fns[key] = vmap(fn, in_dims=(0, None if shared_input else 0, 0), randomness="different")
-        return self._fns[key](self.params, x, self.norm_code)
+        return self._fns[key](self.params, x.to(self.device), self.norm_code)
 
     def train(self, flag: bool = True):
         self.base.train(flag)
@@ -183,7 +186,7 @@ def _masked_step(opt: torch.optim.Optimizer, params: list[torch.Tensor], active:
     opt.step()
     with torch.no_grad():
         for p, o in zip(params, old):
-            keep = (~active).view(-1, *([1] * (p.dim() - 1)))
+            keep = (~active).to(p.device).view(-1, *([1] * (p.dim() - 1)))
             p.copy_(torch.where(keep, o, p))
 
 
@@ -202,7 +205,7 @@ def evaluate(model: _Stacked, mosaics: images_mod.MosaicSet, batch: int = 250) -
         alphas.append(a)
         logits.append(lg)
     model.train(True)
-    return {"alpha": torch.cat(alphas, 1), "logits": torch.cat(logits, 1)}
+    return {"alpha": torch.cat(alphas, 1).cpu(), "logits": torch.cat(logits, 1).cpu()}
 
 
 def _summaries(out: dict, mosaics: images_mod.MosaicSet) -> dict:
@@ -219,7 +222,8 @@ def _pretrain(cfg: dict) -> dict:
     arch = arch_for(data)
     seed_all(seeds[0])
     nets = [SDCImageNet(arch, 0, "softmax", cfg["width"], split.n_classes, seed=s) for s in seeds]
-    model = _Stacked(nets)
+    model = _Stacked(nets, default_device())
+    dev = model.device
     bank, labels = split.train.bank, split.bank_labels
     fg = torch.tensor(split.fg_classes)
 
@@ -242,10 +246,11 @@ def _pretrain(cfg: dict) -> dict:
         for b in range(nb):
             rows = pf[:, b * B:(b + 1) * B]
             s = model(bank[tr_all[rows]], "focus")
-            loss = F.binary_cross_entropy_with_logits(s, tr_isfg[rows], reduction="none").mean(1).sum()
+            loss = F.binary_cross_entropy_with_logits(s, tr_isfg[rows].to(dev), reduction="none").mean(1).sum()
             rc = pc[:, (b % nbc) * B:((b % nbc) + 1) * B]
             lg = model(bank[tr_fg[rc]], "classify")
-            loss = loss + F.cross_entropy(lg.flatten(0, 1), tr_cls[rc].flatten(), reduction="none").view(len(seeds), -1).mean(1).sum()
+            loss = loss + F.cross_entropy(lg.flatten(0, 1), tr_cls[rc].flatten().to(dev),
+                                          reduction="none").view(len(seeds), -1).mean(1).sum()
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -255,13 +260,13 @@ def _pretrain(cfg: dict) -> dict:
         model.train(False)
         outs = [model(bank[idx[i:i + 250]], mode, shared_input=True) for i in range(0, len(idx), 250)]
         model.train(True)
-        o = torch.cat(outs, 1)
+        o = torch.cat(outs, 1).cpu()
         pred = (o > 0).float() if mode == "focus" else o.argmax(-1)
         return (100.0 * (pred == target).double().mean(-1)).tolist()
 
     return {
-        "focus": {n: p.detach().clone() for n, p in model.params.items() if n.startswith("focus_net.")},
-        "classify": {n: p.detach().clone() for n, p in model.params.items() if n.startswith("classification_net.")},
+        "focus": {n: p.detach().cpu().clone() for n, p in model.params.items() if n.startswith("focus_net.")},
+        "classify": {n: p.detach().cpu().clone() for n, p in model.params.items() if n.startswith("classification_net.")},
         "seeds": list(seeds),
         "focus_acc_train": acc("focus", tr_all, tr_isfg), "focus_acc_test": acc("focus", te_all, te_isfg),
         "classify_acc_train": acc("classify", tr_fg, tr_cls), "classify_acc_test": acc("classify", te_fg, te_cls),
@@ -323,10 +328,11 @@ def _train(cfg: dict) -> dict:
             if m["classify_init"] == "P":
                 sd.update({n: v[i] for n, v in pre["classify"].items()})
             net.load_state_dict(sd, strict=False)
-    model = _Stacked(nets)
-    k = torch.tensor([m["k"] for m in members], dtype=torch.float32)
+    model = _Stacked(nets, default_device())
+    dev = model.device
+    k = torch.tensor([m["k"] for m in members], dtype=torch.float32, device=dev)
     use_ent = bool((k > 0).any())
-    is_softmax = torch.tensor([m["normaliser"] == "softmax" for m in members])
+    is_softmax = torch.tensor([m["normaliser"] == "softmax" for m in members], device=dev)
     trains_f = torch.tensor([m["train"] in ("both", "focus") for m in members])
     trains_c = torch.tensor([m["train"] in ("both", "classify") for m in members])
     opt_f = torch.optim.Adam(model.part("focus"), lr=cfg["lr"])
@@ -348,10 +354,11 @@ def _train(cfg: dict) -> dict:
         tot = {c: torch.zeros(E, dtype=torch.float64) for c in curves}
         for b in range(nb):
             rows = perm[:, b * B:(b + 1) * B]
-            x, y, fore = split.train.segments(rows), split.train.labels[rows], split.train.fore_idx[rows]
+            x = split.train.segments(rows)
+            y, fore = split.train.labels[rows].to(dev), split.train.fore_idx[rows].to(dev)
             scores, alpha, logits = model(x)
             ce = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").view(E, -1).mean(1)
-            ent = entropy_nats(scores, alpha, is_softmax).mean(1) if use_ent else torch.zeros(E)
+            ent = entropy_nats(scores, alpha, is_softmax).mean(1) if use_ent else torch.zeros(E, device=dev)
             loss = (1 - k) * ce + k * ent
             opt_f.zero_grad()
             opt_c.zero_grad()
@@ -360,9 +367,9 @@ def _train(cfg: dict) -> dict:
             _masked_step(opt_c, model.part("classify"), trains_c & ~stopped)
             with torch.no_grad():
                 cat = metrics.categories(alpha, logits, y, fore)
-                tot["loss"] += loss.double()
+                tot["loss"] += loss.double().cpu()
                 for c in ("acc", "ftpt", "ffpt", "ftpf", "ffpf"):
-                    tot[c] += cat[c]
+                    tot[c] += cat[c].cpu()
         for c in curves:
             curves[c].append(tot[c] / nb)
         newly = (tot["loss"] / nb <= cfg["stop_loss"]) & ~stopped & (trains_f | trains_c)
