@@ -103,7 +103,9 @@ def hyperparameter_table(S: Mapping) -> pd.DataFrame:
     rows = [
         ("optimizer", "Adam", "Adam"),
         ("Adam betas, eps", "(0.9, 0.99), 0.1", f"{tuple(base.betas)}, {base.eps}"),
-        ("learning rate", "0.1 x 0.9997^step", f"{base.lr} x {base.lr_decay}^step"),
+        ("learning rate", "0.1 x 0.9997^step",
+         f"AED, AO: {aed.lr} x {aed.lr_decay:.5f}^step (ends at {aed.lr * aed.lr_decay ** aed.steps:.4f}); "
+         f"VED: {ved.lr} x {ved.lr_decay:.5f}^step"),
         ("gradient clipping (global norm, per network)", "10", f"{base.clip}"),
         ("batch size", "128", f"{base.batch}"),
         ("L2 in the loss (VED / AED, AO)", "1e-4 / 1e-3", f"{default_l2('VED'):g} / {default_l2('AED'):g}"),
