@@ -237,3 +237,32 @@ def test_stopped_member_frozen_while_others_continue():
     f, c, stop = train.train_single(spec, 7, d, lr=0.01, optimiser="sgd", max_epochs=1, stop_loss=None)
     assert torch.allclose(ens.member_state(1)["cls"]["layers.0.weight"], c.layers[0].weight, atol=1e-12)
     assert torch.allclose(ens.member_state(1)["focus"]["layers.0.weight"], f.layers[0].weight, atol=1e-12)
+
+
+def test_padded_widths_train_like_single_nets():
+    """Members of different widths in one zero-padded program train exactly like their own single nets."""
+    d = data.subset(data.load("d2"), 500)
+    base = models.arch("A_2_1")
+    specs = [base.with_(focus_hidden=(6,), cls_hidden=(4,)), base.with_(focus_hidden=(10,), cls_hidden=(12,))]
+    ens = models.Ensemble(specs, [2, 5])
+    train.train_ensemble(ens, d, k=0.0, lr=0.001, max_epochs=2, stop_loss=None, eval_every=2, show_progress=False)
+    for e, (spec, seed) in enumerate(zip(specs, [2, 5])):
+        f, c, _ = train.train_single(spec, seed, d, lr=0.001, max_epochs=2, stop_loss=None)
+        st = ens.member_state(e)
+        for key, v in f.state_dict().items():
+            assert torch.allclose(st["focus"][key], v, atol=1e-9), key
+        for key, v in c.state_dict().items():
+            assert torch.allclose(st["cls"][key], v, atol=1e-9), key
+    # the padding itself never moved
+    assert (ens.params["focus.0.weight"][0, :, 6:] == 0).all()
+    assert (ens.params["cls.0.weight"][0, :, 4:] == 0).all()
+
+
+def test_per_segment_single_run_equals_vectorised():
+    d = data.subset(data.load("d1"), 250)
+    spec = models.arch("A_1", layer=1)
+    f1, c1, _ = train.train_single(spec, 0, d, max_epochs=1, stop_loss=None)
+    f2, c2, _ = train.train_single(spec, 0, d, max_epochs=1, stop_loss=None, per_segment=True)
+    for (a, b) in ((f1, f2), (c1, c2)):
+        for (k1, v1), (k2, v2) in zip(a.state_dict().items(), b.state_dict().items()):
+            assert torch.allclose(v1, v2, atol=1e-10), k1
