@@ -156,7 +156,7 @@ def compare_table(df: pd.DataFrame, keys: list[tuple], metrics=("train_acc", "tr
         row = {"layer": layer, "normaliser": norm, "k": k, "runs": len(sel),
                "failed (acc<90)": int((sel.train_acc < 90).sum())}
         for mkey in metrics:
-            row[f"ours {mkey}"] = fmt(sel[mkey].tolist(), 2 if "sparsity" in mkey or "entropy" in mkey else 1)
+            row[f"ours {mkey}"] = fmt(sel[mkey].tolist(), 2 if any(w in mkey for w in ("sparsity", "entropy", "simplex")) else 1)
         pk = PAPER_CIFAR.get((layer, norm, k), {})
         for mkey in ("train_acc", "train_ftpt", "test_acc", "test_ftpt", "train_sparsity"):
             row[f"paper {mkey}"] = fmt(pk.get(mkey), 2 if "sparsity" in mkey else 1)
