@@ -181,3 +181,13 @@ def width_table(table: str, dataset: str, arch_name: str, layers: str, focus_wid
     cols = ["acc", "ftpt"] if table == "T-CPLX" else ["ftpt", "ffpt"]
     cmp = side_by_side(summ, reference(table), keys, cols)
     return runs, summ, cmp
+
+
+def cell(summ: pd.DataFrame, **where):
+    """The summary row matching ``where`` (e.g. layer='zeroth', k=0.0), or None if that cell was not run
+    (chapters re-run with other layers / k / methods skip the claims that need it)."""
+    m = pd.Series(True, index=summ.index)
+    for key, v in where.items():
+        m &= (summ[key].astype(float) == float(v)) if isinstance(v, (int, float)) else (summ[key] == v)
+    rows = summ[m]
+    return None if rows.empty else rows.iloc[0]
