@@ -55,13 +55,17 @@ def accuracy(card, a: Analysis, figure: str, id: str, task: str = "one-to-one") 
 
 def diagonal_attention(card, a: Analysis, figure: str, id: str) -> dict:
     """Fraction of valid decoder rows whose attention argmax is the aligned input position."""
+    from . import metrics as M
+
     d = a.diagonal
+    words = M.attention_argmax_offsets(a.trace.attention, a.data.meta["expected_source"], a.data)["exact"]
     passed = bool(d.min() >= ACC_THRESHOLD)
     card.record(
         id=id, figure=figure,
         statement=f"{a.arch} attention is diagonal on one-to-one (argmax_s alpha_ts = t)",
         expected="sharp diagonal attention",
-        observed=f"diagonal-argmax fraction {summary(d, '{:.4f}')}",
+        observed=(f"diagonal-argmax fraction {summary(d, '{:.4f}')} (all valid rows, EOS row included); "
+                  f"word rows only {summary(words, '{:.4f}')}"),
         criterion=f"every network >= {ACC_THRESHOLD}",
         passed=passed, source="[SUM] [CODE cells 41-42]; threshold [REC]",
     )
@@ -140,6 +144,26 @@ def variance_growth(card, analyses: Mapping[str, Analysis], min_len: int, figure
         expected="VED variance and PR grow (it must store the sequence); AED/AO roughly constant",
         observed="; ".join(f"{k} {summary(v, '{:.2f}')}" for k, v in g.items()),
         criterion=(f"ratio var(step {late}) / var(step {VARIANCE_WINDOW_START}) of the encoder: "
+                   f"VED > {GROWTH_THRESHOLD}, AED and AO < {GROWTH_THRESHOLD}, every network"),
+        passed=passed, source="[UNVERIFIED/REC] [CODE cell 114]",
+    )
+    return {"growth": g, "passed": passed}
+
+
+def pr_growth(card, analyses: Mapping[str, Analysis], min_len: int, figure: str, id: str) -> dict:
+    """M6, dimensionality: encoder participation ratio at step min_len-1 over step 4 (VED above the threshold,
+    AED and AO below). Added next to the variance claim; threshold fixed before looking at PR values."""
+    late = min_len - 1
+    g = {k: a.variance_pr["pr"][:, late] / a.variance_pr["pr"][:, VARIANCE_WINDOW_START] for k, a in analyses.items()}
+    ved = [k for k, a in analyses.items() if a.arch == "VED"]
+    att = [k for k, a in analyses.items() if a.arch != "VED"]
+    passed = bool(all((g[k] > GROWTH_THRESHOLD).all() for k in ved) and all((g[k] < GROWTH_THRESHOLD).all() for k in att))
+    card.record(
+        id=id, figure=figure,
+        statement="VED's encoder dimensionality (participation ratio) grows with time; AED's and AO's does not",
+        expected="VED PR grows (it must store the sequence); AED/AO roughly constant",
+        observed="; ".join(f"{k} {summary(v, '{:.2f}')}" for k, v in g.items()),
+        criterion=(f"ratio PR(step {late}) / PR(step {VARIANCE_WINDOW_START}) of the encoder: "
                    f"VED > {GROWTH_THRESHOLD}, AED and AO < {GROWTH_THRESHOLD}, every network"),
         passed=passed, source="[UNVERIFIED/REC] [CODE cell 114]",
     )
