@@ -12,6 +12,17 @@ GFLOP/s against a dense matmul measured in the same process (same thread count).
     .venv/bin/python benchmarks/bench_pandey_ensemble.py [--seeds 10] [--epochs 2] [--dtype float64]
 
 On a shared machine wall times are inflated by other processes; CPU (process) times are printed too.
+Training runs single-threaded by default (see train.TRAIN_THREADS: with tiny matrices a second OpenMP
+thread mostly spin-waits on a busy 2-core machine; try --threads 2 to see it).
+
+What to expect (measured on the 2-core development machine, 1 thread, float64): the batched program is
+about 2.5-3x faster than the authors' structure (which scores the 9 segments in a Python loop, i.e. 9
+small matrix products per layer per step), but only about as fast as a loop of single runs whose
+segments are vectorised: one member's step is already a (2250 x 50) @ (50 x 50) product, big enough
+that per-call overhead is small, and the stacked activations (E x 2250 x 50) fall out of the L2 cache,
+so the elementwise work (ReLU, tanh, softmax, Adam) costs about as much per member as in a single run.
+Batching pays when per-run work is small (the error-mode nets, A_2_2) and for the bookkeeping
+(evaluation, early stopping, caching) that the batched trainer does once for all members.
 """
 from __future__ import annotations
 
