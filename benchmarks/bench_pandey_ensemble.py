@@ -58,11 +58,13 @@ def main():
     ap.add_argument("--epochs", type=int, default=2, help="epochs of 12 steps (batch 250, 3000 mosaics)")
     ap.add_argument("--dtype", default="float64", choices=["float32", "float64"])
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--arch", default="A_1", choices=["A_1", "A_2_2", "em-linear"],
+                    help="A_1 on Dataset 1 (the issue's benchmark), A_2_2 on Dataset 2, em-linear on dist-1")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     dtype = train.DTYPES[args.dtype]
-    d = data.load("d1")
-    spec = models.arch("A_1")
+    d = data.load({"A_1": "d1", "A_2_2": "d2", "em-linear": "dist1"}[args.arch])
+    spec = models.arch(args.arch)
     seeds = list(range(args.seeds))
     steps = args.epochs * ((d.x_train.shape[0] + 249) // 250)
 
@@ -96,7 +98,9 @@ def main():
     flops = flops_per_epoch(spec, d.x_train.shape[0], 250) * args.epochs * len(seeds)
     peak = dense_gflops(dtype)
     g = lambda t: flops / t / 1e9
-    print(f"D1, A_1 (focus 2-50-50-1, classifier 2-50-3), {len(seeds)} seeds x {steps} Adam steps, {args.dtype}, "
+    desc = spec.describe()
+    print(f"{d.name}, {args.arch} (focus {desc['focus_net']}, classifier {desc['classification_net']}), "
+          f"{len(seeds)} seeds x {steps} Adam steps, {args.dtype}, "
           f"{args.threads} thread(s)")
     print(f"  batched program            : wall {t_batch:7.2f} s  cpu {c_batch:7.2f} s  {g(t_batch):6.2f} GFLOP/s")
     print(f"  loop, authors' structure   : wall {t_auth:7.2f} s  cpu {c_auth:7.2f} s  {g(t_auth):6.2f} GFLOP/s"
