@@ -16,6 +16,8 @@ CONFIG = textwrap.dedent(
         layer:   {type: str, choices: [zeroth, first], default: zeroth}
         data_dir: {type: str, nullable: true, default: null}
         flag:    {type: bool, default: false}
+        layers:  {type: str, items: [zeroth, first, second], default: "zeroth,second"}
+        ks:      {type: str, items: float, min: 0, choices: [paper], default: "0,0.01"}
     """
 )
 
@@ -89,3 +91,17 @@ def test_real_config_is_valid():
     for chapter in config.chapter_ids():
         for profile in config.PROFILES:
             config.resolve(chapter, profile=profile)
+
+
+def test_comma_separated_lists_are_checked_item_by_item(fake_repo):
+    p = config.schema("demo")
+    assert config.resolve("demo", layers="first").layers == "first"
+    assert p["ks"].parse("0,0.005", "demo") == "0,0.005"
+    assert p["ks"].parse("0", "demo") == "0"
+    assert p["ks"].parse("paper", "demo") == "paper"
+    for bad, needle in [("zeroth,third", "names from 'zeroth', 'first', 'second'"), ("", "names from")]:
+        with pytest.raises(config.ConfigError, match=needle):
+            config.resolve("demo", layers=bad)
+    for bad in ("0,-1", "0,x", "papers"):
+        with pytest.raises(config.ConfigError, match="comma-separated float values >= 0, or one of 'paper'"):
+            p["ks"].parse(bad, "demo")

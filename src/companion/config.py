@@ -64,12 +64,16 @@ class Param:
     choices: tuple | None = None
     nullable: bool = False
     help: str = ""
+    items: Any = None  # comma-separated lists: a list of names, or "int" / "float"
 
     @classmethod
     def from_spec(cls, name: str, spec: Mapping) -> "Param":
         if not isinstance(spec, Mapping) or spec.get("type") not in _TYPES:
             raise ConfigError(f"parameter {name!r}: needs `type` in {sorted(_TYPES)}")
-        unknown = set(spec) - {"type", "default", "min", "max", "choices", "nullable", "help"}
+        items = spec.get("items")
+        if items is not None and (spec["type"] != "str" or not (isinstance(items, list) or items in ("int", "float"))):
+            raise ConfigError(f"parameter {name!r}: `items` needs type str and a list of names, int or float")
+        unknown = set(spec) - {"type", "default", "min", "max", "choices", "nullable", "help", "items"}
         if unknown:
             raise ConfigError(f"parameter {name!r}: unknown keys {sorted(unknown)}")
         choices = spec.get("choices")
@@ -82,6 +86,7 @@ class Param:
             choices=tuple(choices) if choices is not None else None,
             nullable=bool(spec.get("nullable", False)),
             help=str(spec.get("help", "")),
+            items=tuple(spec["items"]) if isinstance(spec.get("items"), list) else spec.get("items"),
         )
 
     def default_for(self, profile: str) -> Any:
@@ -92,18 +97,28 @@ class Param:
             d = d[profile]
         return d
 
+    def _bounds(self) -> str:
+        if self.min is not None and self.max is not None:
+            return f" in [{self.min}, {self.max}]"
+        if self.min is not None:
+            return f" >= {self.min}"
+        if self.max is not None:
+            return f" <= {self.max}"
+        return ""
+
     def allowed(self) -> str:
         """Human description of the allowed values, for error messages."""
-        if self.choices is not None:
+        if self.items is not None:
+            if isinstance(self.items, tuple):
+                text = "comma-separated names from " + ", ".join(repr(c) for c in self.items)
+            else:
+                text = f"comma-separated {self.items} values{self._bounds()}"
+            if self.choices is not None:
+                text += ", or one of " + ", ".join(repr(c) for c in self.choices)
+        elif self.choices is not None:
             text = "one of " + ", ".join(repr(c) for c in self.choices)
         else:
-            text = self.type
-            if self.min is not None and self.max is not None:
-                text += f" in [{self.min}, {self.max}]"
-            elif self.min is not None:
-                text += f" >= {self.min}"
-            elif self.max is not None:
-                text += f" <= {self.max}"
+            text = self.type + self._bounds()
         return text + (" or None" if self.nullable else "")
 
     def check(self, value: Any, chapter: str) -> Any:
@@ -119,11 +134,29 @@ class Param:
             value, ok = float(value), True
         if not ok:
             raise ConfigError(f"{where} got {value!r} ({type(value).__name__}); allowed: {self.allowed()}")
+        if self.items is not None:
+            if not (self.choices is not None and value in self.choices or self._valid_list(value)):
+                raise ConfigError(f"{where} got {value!r}; allowed: {self.allowed()}")
+            return value
         if self.choices is not None and value not in self.choices:
             raise ConfigError(f"{where} got {value!r}; allowed: {self.allowed()}")
         if self.min is not None and value < self.min or self.max is not None and value > self.max:
             raise ConfigError(f"{where} got {value!r}; allowed: {self.allowed()}")
         return value
+
+    def _valid_list(self, value: Any) -> bool:
+        """Is ``value`` a comma-separated list of valid items (e.g. "zeroth,second" or "0,0.01")?"""
+        if not isinstance(value, str) or not value.strip():
+            return False
+        parts = [v.strip() for v in value.split(",")]
+        if isinstance(self.items, tuple):
+            return all(v in self.items for v in parts)
+        cast = {"int": int, "float": float}[self.items]
+        try:
+            nums = [cast(v) for v in parts]
+        except ValueError:
+            return False
+        return all((self.min is None or x >= self.min) and (self.max is None or x <= self.max) for x in nums)
 
     def parse(self, text: str, chapter: str) -> Any:
         """Parse a command-line string (YAML scalar syntax) and check it."""
