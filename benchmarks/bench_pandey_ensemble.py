@@ -12,7 +12,7 @@ GFLOP/s against a dense matmul measured in the same process (same thread count).
     .venv/bin/python benchmarks/bench_pandey_ensemble.py [--seeds 10] [--epochs 2] [--dtype float64]
 
 On a shared machine wall times are inflated by other processes; CPU (process) times are printed too.
-Training runs single-threaded by default (see train.TRAIN_THREADS: with tiny matrices a second OpenMP
+Training runs single-threaded by default (see companion.device.train_threads: with tiny matrices a second OpenMP
 thread mostly spin-waits on a busy 2-core machine; try --threads 2 to see it).
 
 What to expect (measured on the 2-core development machine, 1 thread, float64): the batched program is

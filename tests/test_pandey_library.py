@@ -8,7 +8,7 @@ from companion.pandey2022 import data, metrics, models, normalisers, train
 
 @pytest.fixture(autouse=True, scope="module")
 def _one_thread():
-    """Tiny matrices: a second OpenMP thread only spin-waits on a shared machine (see train.TRAIN_THREADS)."""
+    """Tiny matrices: a second OpenMP thread only spin-waits on a shared machine (see companion.device.train_threads)."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     yield

@@ -3,6 +3,7 @@ import math
 
 import torch
 
+from companion.device import train_threads
 from companion.pandey2022 import captioning, image_train, overlap
 
 
@@ -74,7 +75,7 @@ def test_caption_data_boxes_and_tokens():
 def test_captioner_batched_equals_single_and_word_betas(tmp_path):
     cfg2 = captioning.captioner_config([0, 1], 64, 20, epochs=1, batch=32)
     cfg1 = captioning.captioner_config([1], 64, 20, epochs=1, batch=32)
-    with image_train.train_threads():
+    with train_threads():
         both, alone = captioning._train(cfg2), captioning._train(cfg1)
     assert torch.allclose(both["loss_curve"][1], alone["loss_curve"][0], atol=1e-5)
     assert torch.allclose(both["examples_alpha"][1], alone["examples_alpha"][0], atol=1e-5)

@@ -38,7 +38,7 @@ from ..progress import progress
 from ..seeding import generator, seed_all
 from . import images as images_mod
 from . import overlap
-from .image_train import train_threads
+from ..device import train_threads
 
 #: Code the cached captioners depend on (see image_train.SCOPE for why it is narrow).
 SCOPE = ("pandey2022/images.py", "pandey2022/captioning.py", "pandey2022/overlap.py", "pandey2022/image_train.py")

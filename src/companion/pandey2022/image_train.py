@@ -27,8 +27,6 @@ Results go through :func:`companion.cache.cached`; the cache key holds every set
 from __future__ import annotations
 
 import copy
-import os
-from contextlib import contextmanager
 from functools import lru_cache
 
 import torch
@@ -36,7 +34,7 @@ import torch.nn.functional as F
 from torch.func import functional_call, stack_module_state, vmap
 
 from .. import cache
-from ..device import default_device
+from ..device import default_device, train_threads
 from ..progress import progress
 from ..seeding import generator, seed_all
 from . import images as images_mod
@@ -51,25 +49,6 @@ SCOPE = ("pandey2022/images.py", "pandey2022/cnn.py", "pandey2022/image_train.py
 KIND = "pandey2022-image-sdc"
 KIND_PRETRAIN = "pandey2022-image-pretrain"
 PARTS = ("both", "focus", "classify", "none")
-
-
-THREADS_ENV = "COMPANION_TRAIN_THREADS"
-
-
-@contextmanager
-def train_threads():
-    """Run CPU training with ``$COMPANION_TRAIN_THREADS`` intra-op threads (default 1), then restore.
-
-    Why: on a shared 2-core machine, two OpenMP threads per process that compete with other busy
-    processes spin-wait on each other; we measured small batched matmuls 50–80× slower with 2 threads
-    than with 1 under such load. One thread loses at most ~2× on an idle machine. Ignored on CUDA."""
-    n = int(os.environ.get(THREADS_ENV, "1"))
-    old = torch.get_num_threads()
-    torch.set_num_threads(max(1, n))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from ..cache import cached
+from ..device import train_threads
 from ..progress import progress
 from . import data as data_mod
 from . import metrics as met
@@ -34,10 +35,6 @@ from .models import ArchSpec, Ensemble, arch, build_single
 from .normalisers import attention_entropy, normalise
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
-#: Intra-op threads while training. The matrices here are tiny; on a shared 2-core machine a second
-#: OpenMP thread mostly spin-waits (measured: 20 epochs of 24 linear runs, 232 s wall with 2 threads
-#: vs 8 s with 1), so training runs single-threaded and restores the setting afterwards.
-TRAIN_THREADS = 1
 CACHE_KIND = "pandey2022-ensemble"
 
 
@@ -300,12 +297,10 @@ def build(cfg: dict) -> Ensemble:
 
 
 def _compute(cfg: dict, show_progress=True) -> dict:
-    before = torch.get_num_threads()
-    torch.set_num_threads(TRAIN_THREADS)
-    try:
+    # Tiny matrices: a second OpenMP thread only spin-waits (measured: 20 epochs of 24 linear runs,
+    # 232 s wall with 2 threads vs 8 s with 1 on the shared 2-core machine).
+    with train_threads():
         return _compute_inner(cfg)
-    finally:
-        torch.set_num_threads(before)
 
 
 def _compute_inner(cfg: dict) -> dict:
