@@ -52,6 +52,11 @@ def test_chapter_convention(path):
     names = {t.id for node in ast.parse("".join(params["source"])).body
              if isinstance(node, ast.Assign) for t in node.targets}
     assert "profile" in names
+    # papermill must understand every line (a comment holding "=" trips its line parser)
+    from papermill.translators import PythonTranslator
+
+    lines = [ln for ln in "".join(params["source"]).splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    assert len(PythonTranslator.inspect({"source": "".join(params["source"])})) == len(lines)
     assert names - {"profile"} == set(config.schema(meta["id"])), "parameters cell matches _config.yml"
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
