@@ -138,7 +138,7 @@ def p_dotdec(ex: dict, steps: Sequence[int], window: int = 4, label: str = "") -
             ax.axvline(int(ex["expected"][t]), color=COLORS["readout"], lw=2, alpha=0.5)
         ax.set_xticks(s, [f"{k}\n{ex['inputs'][k]}" for k in s], fontsize=6)
         ax.set_title(f"t = {t} (target {ex['targets'][t]})", fontsize=9)
-        ax.set_xlabel("encoder step s (dotted: s = t, green: source)")
+        ax.set_xlabel("encoder step s" + (" (dotted: s = t; green: source)" if j == 0 else ""))
         if j == 0:
             ax.legend(fontsize=6)
     return fig
@@ -187,26 +187,24 @@ def p_groups(rows: Sequence[dict]) -> plt.Figure:
 
 
 def p_wvar(analyses: Mapping[str, object], max_words: int = 10) -> plt.Figure:
-    """P-wvar: per word, the variance ratio V_nt/V_full (states minus temporal component vs states),
-    encoder (input words) and decoder (output words); the ``max_words`` most frequent words."""
+    """P-wvar: per word, the variance ratio V_nt/V_full (states minus temporal component vs states);
+    top row encoder (input words), bottom row decoder (output words); the ``max_words`` most frequent words."""
     n = len(analyses)
-    fig, axes = plotting.new_figure(1, n, width=4.0, height=3.2, squeeze=False)
+    fig, axes = plotting.new_figure(2, n, width=4.0, height=2.6, squeeze=False)
     for j, (label, a) in enumerate(analyses.items()):
-        ax = axes[0, j]
-        for side, tokens, vocab, col, off in (("encoder", a.data.inputs, a.data.in_vocab, COLORS["encoder"], -0.2),
-                                             ("decoder", a.data.targets, a.data.out_vocab, COLORS["decoder"], 0.2)):
+        for r, (side, tokens, vocab, col) in enumerate((("encoder", a.data.inputs, a.data.in_vocab, COLORS["encoder"]),
+                                                       ("decoder", a.data.targets, a.data.out_vocab, COLORS["decoder"]))):
+            ax = axes[r, j]
             ratio = _np(a.word_variance[side]["ratio"]).mean(0)
             counts = np.bincount(_np(tokens).astype(int).ravel(), minlength=len(vocab))
             counts[vocab.pad] = 0
-            order = [k for k in np.argsort(-counts) if np.isfinite(ratio[k])][:max_words]
-            ax.bar(np.arange(len(order)) + off, ratio[order], 0.4, color=col,
-                   label=f"{side} (mean {np.nanmean(ratio):.2f})")
-            if side == "encoder":
-                ax.set_xticks(np.arange(len(order)), [vocab.tokens[k] for k in order], rotation=45, fontsize=7)
-        ax.axhline(1, color="k", lw=0.6)
-        ax.set_ylabel(r"$V_{nt}/V_{full}$")
-        ax.set_title(f"{label}: word variance\n(ticks: encoder words)", fontsize=9)
-        ax.legend(fontsize=7)
+            order = [k for k in np.argsort(-counts) if np.isfinite(ratio[k]) and counts[k] > 0][:max_words]
+            ax.bar(np.arange(len(order)), ratio[order], 0.7, color=col)
+            ax.set_xticks(np.arange(len(order)), [vocab.tokens[k] for k in order], rotation=45, fontsize=7)
+            ax.axhline(1, color="k", lw=0.6)
+            ax.set_ylim(0, 1.05)
+            ax.set_ylabel(r"$V_{nt}/V_{full}$")
+            ax.set_title(f"{label}: {side} words (mean {np.nanmean(ratio):.2f})", fontsize=9)
     return fig
 
 
