@@ -138,7 +138,8 @@ class Analysis:
 
     @cached_property
     def readout_alignment(self) -> dict:
-        return M.input_readout_alignment(self.model, self.enc)
+        with torch.no_grad():
+            return M.input_readout_alignment(self.model, self.enc)
 
     def translation_pairs(self) -> list[tuple[int, int]]:
         """(input word, output word) index pairs of the one-to-one dictionary (I_k -> O_k)."""
@@ -193,7 +194,7 @@ def analyse(ensemble: TrainedEnsemble, n: int = 1000, seed: int = 0, task: Task 
 
 def mean_sd(x: torch.Tensor) -> tuple[float, float]:
     """Mean and sample sd over members (sd = 0 for one member)."""
-    x = x.double().flatten()
+    x = x.detach().double().flatten()
     return float(x.mean()), float(x.std()) if x.numel() > 1 else 0.0
 
 
