@@ -32,7 +32,6 @@ cache entries, so each ensemble is trained once per book build).
 from __future__ import annotations
 
 import collections
-import contextlib
 import math
 from collections.abc import Mapping, Sequence
 
@@ -88,20 +87,16 @@ def _get(S: Mapping, name: str, default=None):
     return default if v is None else v
 
 
-@contextlib.contextmanager
 def single_thread():
-    """Run torch on one intra-op thread, then restore.
+    """Run torch on one intra-op thread, then restore (:func:`companion.device.train_threads`).
 
     The models multiply 128 x 384 matrices step by step; on a small shared CPU
     two OpenMP threads spend more time waiting for each other than computing
-    (measured: one training step 60 ms on one thread, >1 s on two threads under load).
+    (measured: one eSCAN training step 60 ms on one thread, >1 s on two threads under load).
     """
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
+    from .. import device
+
+    return device.train_threads()
 
 
 # --------------------------------------------------------------------------------------

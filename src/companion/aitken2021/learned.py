@@ -341,17 +341,15 @@ def learned_ensemble(S, attention: str = "qkv"):
     else:
         raise ValueError(f"attention must be 'qkv' or 'mh', got {attention!r}")
     opts["code"] = cache.fingerprint(("aitken2021/learned",))  # retrain when this module changes
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)  # see beyond.single_thread
-    try:
+    from .. import device
+
+    with device.train_threads():  # small matrices: one intra-op thread avoids OpenMP contention
         ens = trained_ensemble("AED", task_from_settings(S), seed=int(_get(S, "seed", 1)),
                                 n_seeds=int(_get(S, "n_seeds", 1)), train=train_config_from_settings(S, "AED"),
                                 model_options={"attention": attention, "attention_options": tuple(opts.items())},
                                 progress=_progress.progress)
-        ens.model.requires_grad_(False)  # analysis only from here on
-        return ens
-    finally:
-        torch.set_num_threads(old)
+    ens.model.requires_grad_(False)  # analysis only from here on
+    return ens
 
 
 @torch.no_grad()
