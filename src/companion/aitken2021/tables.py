@@ -121,7 +121,8 @@ def hyperparameter_table(S: Mapping) -> pd.DataFrame:
         ("AO PE rotation", "random orthogonal, det +1, per network", "Haar rotation per network (from its seed)"),
         ("readout bias", "none", "none"),
         ("networks per architecture", "1 (one-to-one dev runs)",
-         f"AED, AO: {S['n_seeds']}; VED: {S.get('ved_seeds', S['n_seeds'])}"),
+         f"AED, AO: {S['n_seeds']}; VED: {S.get('ved_seeds', S['n_seeds'])}; "
+         f"reversed, prev0: {S.get('variant_seeds', S['n_seeds'])}"),
         ("test / analysis sequences", "1000", f"{aed.n_test} / {S['n_analysis']}"),
         ("vocabulary, lengths, padding", "3 words, 15-19, pad to 20",
          f"{S['n_words']} words, {S['min_len']}-{S['max_len']}, pad to {S['pad_to'] or S['max_len'] + 1}"),
