@@ -35,7 +35,7 @@ from . import paths
 log = logging.getLogger(__name__)
 
 #: Shared modules whose code every entry depends on (besides its own scope).
-SHARED_MODULES = ("cache.py", "ensemble.py", "seeding.py")
+SHARED_MODULES = ("cache.py", "seeding.py")
 
 
 def _canonical(obj: Any) -> Any:

@@ -1,14 +1,21 @@
-"""Progress bars for training loops (``tqdm.auto``), quiet in tests and book builds.
+"""Progress bars for training loops, quiet in tests and book builds.
 
-``TQDM_DISABLE=1`` (set by the Makefile for tests and builds) silences every bar,
-so nbval does not compare progress output and the rendered book shows no widget.
+``TQDM_DISABLE=1`` (set by the Makefile for tests and builds) silences every
+bar, so nbval does not compare progress output and the rendered book shows no
+widget. In Jupyter with ipywidgets installed the bar is a widget
+(``tqdm.auto``); without ipywidgets it is plain text, instead of tqdm.auto's
+"IProgress not found" warning in every executed chapter.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
-from tqdm.auto import tqdm
+if importlib.util.find_spec("ipywidgets") is not None:
+    from tqdm.auto import tqdm
+else:
+    from tqdm.std import tqdm
 
 
 def progress(iterable=None, **kwargs):

@@ -39,6 +39,7 @@ import torch
 
 from .. import cache
 from .. import progress as _progress
+from ..device import train_threads
 from . import metrics as M
 from .analysis import Analysis, analyse, mean_sd
 from .decompose import TERM_NAMES, decompose_decoder, decompose_encoder
@@ -48,7 +49,7 @@ from .models import MASK_SCORE
 from .train import TrainConfig, TrainedEnsemble, trained_ensemble
 
 __all__ = [
-    "PARAMS", "single_thread", "escan_ensemble", "enfr_task", "enfr_ensemble", "analyse_enfr",
+    "PARAMS", "escan_ensemble", "enfr_task", "enfr_ensemble", "analyse_enfr",
     "beyond_ensembles", "beyond_analyses", "temporal_offset", "word_temporal_offset",
     "dot_decomposition_example", "pick_example", "source_agreement", "enfr_scores", "dice_dictionary",
     "readout_rank", "group_fractions", "comparison_rows", "spearman", "ESCAN_PAIRS",
@@ -87,18 +88,6 @@ def _get(S: Mapping, name: str, default=None):
     return default if v is None else v
 
 
-def single_thread():
-    """Run torch on one intra-op thread, then restore (:func:`companion.device.train_threads`).
-
-    The models multiply 128 x 384 matrices step by step; on a small shared CPU
-    two OpenMP threads spend more time waiting for each other than computing
-    (measured: one eSCAN training step 60 ms on one thread, >1 s on two threads under load).
-    """
-    from .. import device
-
-    return device.train_threads()
-
-
 # --------------------------------------------------------------------------------------
 # ensembles
 # --------------------------------------------------------------------------------------
@@ -107,7 +96,7 @@ def escan_ensemble(S: Mapping, arch: str) -> TrainedEnsemble:
     steps = int(_get(S, "escan_steps_aed" if arch == "AED" else "escan_steps_ao", 2000))
     train = TrainConfig(steps=steps, l2=ESCAN_L2, dataset_batches=min(steps, int(_get(S, "dataset_batches", 1000))),
                         n_test=int(_get(S, "n_test", 1000)))
-    with single_thread():
+    with train_threads():
         ens = trained_ensemble(arch, ESCAN(), seed=int(_get(S, "seed", 1)), n_seeds=int(_get(S, "escan_seeds", 2)),
                                train=train, model_options=AO_ESCAN_OPTIONS if arch == "AO" else None,
                                progress=_progress.progress)
@@ -131,7 +120,7 @@ def enfr_ensemble(S: Mapping, arch: str) -> TrainedEnsemble:
     task = enfr_task(S)
     steps = int(_get(S, "enfr_steps", 2000))
     train = TrainConfig(steps=steps, l2=ENFR_L2, dataset_batches=min(steps, 1000), n_test=256)
-    with single_thread():
+    with train_threads():
         ens = trained_ensemble(arch, task, seed=int(_get(S, "seed", 1)), n_seeds=int(_get(S, "enfr_seeds", 1)),
                                train=train, model_options=ENFR_AO_OPTIONS if arch == "AO" else ENFR_OPTIONS,
                                progress=_progress.progress)
@@ -143,7 +132,7 @@ def enfr_ensemble(S: Mapping, arch: str) -> TrainedEnsemble:
 def analyse_enfr(ens: TrainedEnsemble, task: EnFrTask) -> Analysis:
     """Greedy pass over the held-out split and its decomposition (as :func:`analysis.analyse`)."""
     data = task.test_set()
-    with single_thread():
+    with train_threads():
         trace = ens.model(data, mode="greedy")
     return Analysis(ens, data, trace, decompose_encoder(trace, data), decompose_decoder(trace, data))
 
@@ -162,7 +151,7 @@ def beyond_analyses(S: Mapping, ensembles: Mapping) -> dict:
     out = {}
     for (task, arch), ens in ensembles.items():
         if task == "eSCAN":
-            with single_thread():
+            with train_threads():
                 out[(task, arch)] = analyse(ens, n=int(_get(S, "n_analysis", 1000)), seed=int(_get(S, "seed", 1)))
         else:
             out[(task, arch)] = analyse_enfr(ens, ens.task)
@@ -350,7 +339,7 @@ def enfr_scores(a: Analysis) -> dict:
 
     data = a.data
     word, phrase = M.accuracy_from_logits(a.trace.predictions, data)
-    with single_thread():
+    with train_threads():
         tf = a.model(data, mode="teacher")
     tf_word, _ = M.accuracy_from_logits(tf.predictions, data)
     refs = [" ".join(f) for _, f in a.ensemble.task.corpus.test_tokens]
@@ -511,7 +500,7 @@ def one_to_one_analyses(S: Mapping, archs=("AED", "AO")) -> dict:
     out = {}
     for arch in archs:
         S2 = one_to_one_settings(S, arch)
-        with single_thread():
+        with train_threads():
             ens = one_to_one_ensemble(S2, arch)
             out[("one-to-one", arch)] = analyse(ens, n=int(_get(S, "n_analysis", 1000)), seed=int(_get(S, "seed", 1)))
     return out

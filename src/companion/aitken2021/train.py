@@ -17,9 +17,7 @@ the trajectory of a one-member run with the same seed (float rounding aside).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -27,6 +25,7 @@ from dataclasses import dataclass, field, replace
 import torch
 import torch.nn.functional as F
 
+from ..device import train_threads
 from ..ensemble import clip_grad_norm_per_member, per_member_sq_norm
 from .models import ModelConfig, Seq2Seq
 from .tasks import Seq2SeqData, Task, make_task, stack_members
@@ -46,7 +45,7 @@ __all__ = [
 
 #: Library source a trained ensemble depends on (its cache fingerprint): editing plots or
 #: analyses, or a colleague's task module, does not invalidate trained weights.
-TRAIN_SCOPE = ("aitken2021/tasks", "aitken2021/models", "aitken2021/train", "aitken2021/metrics")
+TRAIN_SCOPE = ("aitken2021/tasks", "aitken2021/models", "aitken2021/train", "aitken2021/metrics", "ensemble")
 
 
 def default_l2(arch: str) -> float:
@@ -200,25 +199,10 @@ def evaluate(model: Seq2Seq, task: Task, data_seeds: Sequence[int], n: int) -> d
     }
 
 
-@contextlib.contextmanager
-def limit_threads(n: int | None = None):
-    """Run torch with ``n`` intra-op threads (default ``$COMPANION_TRAIN_THREADS`` or 1), then restore.
-
-    A training step is a chain of small (128 x 384) products; on a small CPU
-    shared with other processes, OpenMP threads mostly wait for each other
-    (measured here: 75 ms per AED step on one thread, 2.4 s on two under load).
-    """
-    n = int(n or os.environ.get("COMPANION_TRAIN_THREADS", 1))
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
-
-
 def _train_limited(*args, **kwargs) -> dict:
-    with limit_threads():
+    # One intra-op thread: a step is a chain of small (128 x 384) products, and on a
+    # small shared CPU OpenMP threads mostly wait for each other (see device.train_threads).
+    with train_threads():
         return train_ensemble(*args, **kwargs)
 
 
