@@ -4,23 +4,12 @@ import ast
 from pathlib import Path
 
 import pytest
-import yaml
 
 from companion import chapters, config
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*/*.ipynb"))
 BOOK_PAGES = sorted((ROOT / "book").glob("*.ipynb"))
-
-
-def _toc_files() -> list[str]:
-    toc = yaml.safe_load((ROOT / "book" / "_toc.yml").read_text())
-    files = []
-    for part in toc.get("parts", []):
-        for ch in part.get("chapters", []):
-            files.append(ch["file"])
-            files.extend(s["file"] for s in ch.get("sections", []))
-    return files
 
 
 def test_there_are_chapters():
@@ -68,13 +57,13 @@ def test_chapter_convention(path):
 
 
 def test_every_chapter_is_in_the_book_and_configured():
-    toc = set(_toc_files())
+    toc = set(chapters.toc_order())
     ids = {p.stem for p in NOTEBOOKS}
     for path in NOTEBOOKS:
         rel = f"notebooks/{path.parent.name}/{path.stem}"
         assert rel in toc, f"{rel} missing from book/_toc.yml"
     assert ids == set(config.chapter_ids()), "chapters in _config.yml and notebooks/ differ"
-    for f in toc:
+    for f in chapters.toc_order():
         assert (ROOT / "book" / f).with_suffix(".ipynb").exists() or (ROOT / "book" / f).with_suffix(
             ".md"
         ).exists(), f"toc entry {f} has no file"

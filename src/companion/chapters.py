@@ -12,9 +12,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+import yaml
+
 from . import paths
 from .config import ConfigError
 
+#: The two papers, in the book's order.
 PAPERS = {
     "aitken2021": "Aitken, Ramasesh, Cao, Maheswaranathan (2021), Understanding How Encoder-Decoder Architectures Attend",
     "pandey2022": "Pandey, Vashisht, Ramaswamy (2022), On the Interpretability of Attention Networks",
@@ -41,6 +44,20 @@ def parameters_cell(nb: dict) -> dict | None:
     return None
 
 
+def toc_order() -> list[str]:
+    """The book's files in reading order (``book/_toc.yml``), e.g. ``notebooks/aitken2021/fig1``."""
+    toc = paths.repo_root() / "book" / "_toc.yml"
+    if not toc.is_file():
+        return []
+    data = yaml.safe_load(toc.read_text(encoding="utf-8")) or {}
+    files: list[str] = []
+    for part in data.get("parts", []):
+        for entry in part.get("chapters", []):
+            files.append(entry["file"])
+            files.extend(sec["file"] for sec in entry.get("sections", []))
+    return files
+
+
 @lru_cache(maxsize=2)
 def _scan(root: str, stamp: tuple) -> tuple[Chapter, ...]:
     found = []
@@ -49,15 +66,17 @@ def _scan(root: str, stamp: tuple) -> tuple[Chapter, ...]:
         if not meta:
             continue
         found.append(Chapter(meta["id"], meta["paper"], meta["figure"], meta["title"], path))
-    order = {p: i for i, p in enumerate(PAPERS)}
-    found.sort(key=lambda c: (order.get(c.paper, 99), str(c.path)))
+    # The book's order; chapters missing from the table of contents go last, by path.
+    order = {f: i for i, f in enumerate(toc_order())}
+    found.sort(key=lambda c: (order.get(f"notebooks/{c.path.parent.name}/{c.path.stem}", len(order)), str(c.path)))
     return tuple(found)
 
 
 def all_chapters() -> list[Chapter]:
+    """Every chapter, in the order of the book."""
     root = paths.notebooks_dir()
-    files = sorted(root.glob("*/*.ipynb"))
-    stamp = tuple((str(f), f.stat().st_mtime) for f in files)
+    files = sorted(root.glob("*/*.ipynb")) + [paths.repo_root() / "book" / "_toc.yml"]
+    stamp = tuple((str(f), f.stat().st_mtime) for f in files if f.exists())
     return list(_scan(str(root), stamp))
 
 
