@@ -39,11 +39,18 @@ def notebooks_dir() -> Path:
 
 
 def shared_data_dir() -> Path:
-    """The project's shared data (``../shared/data`` beside the checkout), or ``COMPANION_DATA``."""
+    """Where the project's data files live, first match wins.
+
+    1. ``$COMPANION_DATA``;
+    2. ``../shared/data`` beside the checkout (the project's shared data folder);
+    3. ``data/`` in the repository: a verbatim copy of the shared files (with
+       their SOURCE.md and checksums), so that a clone elsewhere is complete.
+    """
     env = os.environ.get("COMPANION_DATA")
     if env:
         return Path(env).expanduser().resolve()
-    return repo_root().parent / "shared" / "data"
+    shared = repo_root().parent / "shared" / "data"
+    return shared if shared.is_dir() else repo_root() / "data"
 
 
 def cache_root() -> Path:
