@@ -10,7 +10,9 @@ re-executing a chapter whose models are unchanged is fast.
     python -m companion.bookbuild [--path-output DIR] [--profile P]
 
 ``make book`` and ``make test`` call this; Sphinx warnings and execution errors
-fail the build (``-W --keep-going``, ``nb_execution_raise_on_error``).
+fail the build (``-W --keep-going``, ``nb_execution_raise_on_error``), and so
+does anything a chapter writes to stderr (Python warnings included): the
+rendered book should show none.
 """
 
 from __future__ import annotations
@@ -25,6 +27,19 @@ import time
 from pathlib import Path
 
 from . import cache, config, paths
+
+
+def stderr_outputs(build: Path) -> list[str]:
+    """``chapter: first line`` for every stderr output in the executed notebooks of a build."""
+    found = []
+    for nb_path in sorted((build / "jupyter_execute").rglob("*.ipynb")):
+        nb = json.loads(nb_path.read_text(encoding="utf-8"))
+        for cell in nb.get("cells", []):
+            for out in cell.get("outputs", []):
+                if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                    text = "".join(out.get("text", "")).strip()
+                    found.append(f"{nb_path.relative_to(build / 'jupyter_execute')}: {text.splitlines()[0] if text else ''}")
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     print("bookbuild:", " ".join(cmd), f"(profile {profile})", flush=True)
     rc = subprocess.call(cmd, env=env, cwd=root)
     dt = time.perf_counter() - t0
+    noise = stderr_outputs(build) if rc == 0 else []
+    for line in noise:
+        print(f"bookbuild: stderr output in {line}", file=sys.stderr)
+    if noise:
+        rc = 1
     if rc == 0:
         build.mkdir(parents=True, exist_ok=True)
         stamp_file.write_text(json.dumps(stamp))
