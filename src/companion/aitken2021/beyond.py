@@ -41,7 +41,7 @@ from .. import cache
 from .. import progress as _progress
 from ..device import train_threads
 from . import metrics as M
-from .analysis import Analysis, analyse, mean_sd
+from .analysis import Analysis, _get, analyse, mean_sd
 from .decompose import TERM_NAMES, decompose_decoder, decompose_encoder
 from .enfr import EnFrTask, decode, detokenize
 from .escan import ESCAN, find_scan_offset, source_offset
@@ -78,14 +78,6 @@ ENFR_AO_OPTIONS = {**ENFR_OPTIONS, "pe_tau": 100.0}  # [REC]
 ENFR_SPLIT_SEED = 0  # the train/test split is fixed; network seeds vary
 #: eSCAN (input word, output word) translation pairs for the readout alignment
 ESCAN_PAIRS = (("run", "I_RUN"), ("walk", "I_WALK"), ("jump", "I_JUMP"), ("left", "I_TURN_LEFT"), ("<.>", "<.>"))
-
-
-def _get(S: Mapping, name: str, default=None):
-    try:
-        v = S[name]
-    except (KeyError, AttributeError):
-        return default
-    return default if v is None else v
 
 
 # --------------------------------------------------------------------------------------
