@@ -126,48 +126,41 @@ def readout_alignment(card, a: Analysis, figure: str, id: str) -> dict:
     return {"match": match, "angle_on_pairs": on, "passed": passed}
 
 
-def _growth(a: Analysis, late: int) -> torch.Tensor:
-    v = a.variance_pr["variance"]
-    return v[:, late] / v[:, VARIANCE_WINDOW_START]
-
-
-def variance_growth(card, analyses: Mapping[str, Analysis], min_len: int, figure: str, id: str) -> dict:
-    """M6: encoder total variance at step min_len-1 over step 4: VED above the threshold, AED and AO below."""
+def _growth_claim(card, analyses: Mapping[str, Analysis], min_len: int, figure: str, id: str, *,
+                  key: str, label: str, statement: str, expected: str) -> dict:
+    """M6: encoder ``key`` ("variance" or "pr") at step min_len-1 over step 4; VED above, AED and AO below."""
     late = min_len - 1
-    g = {k: _growth(a, late) for k, a in analyses.items()}
+    g = {k: a.variance_pr[key][:, late] / a.variance_pr[key][:, VARIANCE_WINDOW_START] for k, a in analyses.items()}
     ved = [k for k, a in analyses.items() if a.arch == "VED"]
     att = [k for k, a in analyses.items() if a.arch != "VED"]
     passed = bool(all((g[k] > GROWTH_THRESHOLD).all() for k in ved) and all((g[k] < GROWTH_THRESHOLD).all() for k in att))
     card.record(
-        id=id, figure=figure,
-        statement="VED's encoder variance grows with time; AED's and AO's does not",
-        expected="VED variance and PR grow (it must store the sequence); AED/AO roughly constant",
+        id=id, figure=figure, statement=statement, expected=expected,
         observed="; ".join(f"{k} {summary(v, '{:.2f}')}" for k, v in g.items()),
-        criterion=(f"ratio var(step {late}) / var(step {VARIANCE_WINDOW_START}) of the encoder: "
+        criterion=(f"ratio {label}(step {late}) / {label}(step {VARIANCE_WINDOW_START}) of the encoder: "
                    f"VED > {GROWTH_THRESHOLD}, AED and AO < {GROWTH_THRESHOLD}, every network"),
         passed=passed, source="[UNVERIFIED/REC] [CODE cell 114]",
     )
     return {"growth": g, "passed": passed}
+
+
+def variance_growth(card, analyses: Mapping[str, Analysis], min_len: int, figure: str, id: str) -> dict:
+    """M6: encoder total variance at step min_len-1 over step 4: VED above the threshold, AED and AO below."""
+    return _growth_claim(
+        card, analyses, min_len, figure, id, key="variance", label="var",
+        statement="VED's encoder variance grows with time; AED's and AO's does not",
+        expected="VED variance and PR grow (it must store the sequence); AED/AO roughly constant",
+    )
 
 
 def pr_growth(card, analyses: Mapping[str, Analysis], min_len: int, figure: str, id: str) -> dict:
     """M6, dimensionality: encoder participation ratio at step min_len-1 over step 4 (VED above the threshold,
     AED and AO below). Added next to the variance claim; threshold fixed before looking at PR values."""
-    late = min_len - 1
-    g = {k: a.variance_pr["pr"][:, late] / a.variance_pr["pr"][:, VARIANCE_WINDOW_START] for k, a in analyses.items()}
-    ved = [k for k, a in analyses.items() if a.arch == "VED"]
-    att = [k for k, a in analyses.items() if a.arch != "VED"]
-    passed = bool(all((g[k] > GROWTH_THRESHOLD).all() for k in ved) and all((g[k] < GROWTH_THRESHOLD).all() for k in att))
-    card.record(
-        id=id, figure=figure,
+    return _growth_claim(
+        card, analyses, min_len, figure, id, key="pr", label="PR",
         statement="VED's encoder dimensionality (participation ratio) grows with time; AED's and AO's does not",
         expected="VED PR grows (it must store the sequence); AED/AO roughly constant",
-        observed="; ".join(f"{k} {summary(v, '{:.2f}')}" for k, v in g.items()),
-        criterion=(f"ratio PR(step {late}) / PR(step {VARIANCE_WINDOW_START}) of the encoder: "
-                   f"VED > {GROWTH_THRESHOLD}, AED and AO < {GROWTH_THRESHOLD}, every network"),
-        passed=passed, source="[UNVERIFIED/REC] [CODE cell 114]",
     )
-    return {"growth": g, "passed": passed}
 
 
 def decomposition_less_insightful(card, analyses: Mapping[str, Analysis], figure: str, id: str) -> dict:
