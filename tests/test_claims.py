@@ -1,60 +1,90 @@
 import json
 
-from companion import claims
+import pytest
+
+from companion import claims, registry
 from companion.config import Settings
 
 
-def _settings(overrides=None, profile="smoke"):
-    return Settings(chapter="demo", profile=profile, values={"seed": 1}, overrides=overrides or {})
+def _settings(overrides=None, profile="smoke", chapter="demo"):
+    return Settings(chapter=chapter, profile=profile, values={"seed": 1}, overrides=overrides or {})
 
 
-def _record(card, passed=True):
-    card.record(
-        id="c1",
-        figure="F-X",
-        statement="accuracy is high",
-        expected="0.99",
-        observed="0.995",
-        criterion=">= 0.99",
-        passed=passed,
-        source="[TEST]",
-    )
+@pytest.fixture
+def demo_registry(monkeypatch):
+    reg = {
+        "demo/acc": registry.Entry(id="demo/acc", paper="pandey2022", chapter="demo", figure="F-X",
+                                   statement="accuracy is high", source="[T]", statistic="mean accuracy",
+                                   rule={"test": "at_least", "threshold": 0.9}, reference={"value": 0.99},
+                                   added="2026-12-01"),
+        "demo/ftpt": registry.Entry(id="demo/ftpt", paper="pandey2022", chapter="demo", figure="F-X",
+                                    statement="FTPT as the paper", source="[T]", statistic="mean FTPT",
+                                    rule={"test": "matches", "margin": 5}, reference={"value": 70.0},
+                                    added="2026-12-01",
+                                    revisions=({"date": "2026-12-02", "why": "margin widened for a test"},)),
+        "other/x": registry.Entry(id="other/x", paper="pandey2022", chapter="other", figure="F-Y",
+                                  statement="elsewhere", source="[T]", statistic="s",
+                                  rule={"test": "greater"}, reference={}, added="2026-12-01"),
+    }
+    monkeypatch.setattr(registry, "entries", lambda: reg)
+    return reg
 
 
-def test_default_runs_feed_the_store():
+def test_default_runs_feed_the_store(demo_registry):
     card = claims.ChapterClaims(_settings())
-    _record(card)
-    paths = card.save()
-    assert paths == [claims.store_dir("smoke") / "demo.json"]
+    c = card.check("demo/acc", values=[0.99, 1.0, 0.995])
+    assert c.status == "pass" and c.passed and c.n == 3 and c.lo <= c.estimate <= c.hi
+    assert card.save() == [claims.store_dir("smoke") / "demo.json"]
     back = claims.load_store("smoke")
-    assert [c.id for c in back] == ["c1"] and back[0].passed is True and back[0].profile == "smoke"
+    assert [x.id for x in back] == ["demo/acc"] and back[0].status == "pass" and back[0].profile == "smoke"
 
 
-def test_runs_with_overrides_do_not_touch_the_store(tmp_path, monkeypatch):
+def test_runs_with_overrides_do_not_touch_the_store(tmp_path, monkeypatch, demo_registry):
     out = tmp_path / "run" / "demo.claims.json"
     monkeypatch.setenv(claims.CLAIMS_FILE_ENV, str(out))
     card = claims.ChapterClaims(_settings({"seed": 3}))
-    _record(card, passed=False)
+    card.check("demo/acc", values=[0.1, 0.2, 0.15])
     assert card.save() == [out]
     assert claims.load_store("smoke") == []
     row = json.loads(out.read_text())[0]
-    assert row["passed"] is False and row["overrides"] == {"seed": 3}
+    assert row["status"] == "fail" and row["passed"] is False and row["overrides"] == {"seed": 3}
 
 
-def test_duplicate_ids_are_refused():
+def test_three_outcomes_and_revision_notes(demo_registry):
     card = claims.ChapterClaims(_settings())
-    _record(card)
-    try:
-        _record(card)
-    except ValueError as exc:
-        assert "twice" in str(exc)
-    else:
-        raise AssertionError("a duplicate claim id was accepted")
+    c = card.check("demo/ftpt", values=[50.0, 90.0, 71.0])
+    assert c.status == "undecided" and "revised 2026-12-02" in c.revised
+    assert claims.counts(card.claims) == {"pass": 0, "fail": 0, "undecided": 1}
 
 
-def test_frame_status_column():
+def test_duplicates_and_foreign_claims_are_refused(demo_registry):
     card = claims.ChapterClaims(_settings())
-    _record(card, passed=False)
+    card.check("demo/acc", values=[1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="twice"):
+        card.check("demo/acc", values=[1.0, 1.0, 1.0])
+    with pytest.raises(ValueError, match="owned by chapter 'other'"):
+        card.check("other/x", a=[1, 2, 3], b=[0, 1, 2])
+    assert card.see("other/x").chapter == "other"
+
+
+def test_show_refuses_a_chapter_that_skipped_a_claim(demo_registry, monkeypatch):
+    monkeypatch.setattr(registry, "for_chapter", lambda ch: [e for e in demo_registry.values() if e.chapter == ch])
+    card = claims.ChapterClaims(_settings())
+    card.check("demo/acc", values=[1.0, 1.0, 1.0])
+    with pytest.raises(RuntimeError, match="demo/ftpt"):
+        card.show()
+
+
+def test_old_rows_load_with_a_status(tmp_path):
+    f = tmp_path / "old.json"
+    f.write_text(json.dumps([{"chapter": "c", "paper": "p", "figure": "F", "id": "c/x", "claim": "s",
+                              "expected": "e", "observed": "o", "criterion": "k", "passed": False}]))
+    assert claims.load_file(f)[0].status == "fail"
+
+
+def test_frame_status_column(demo_registry):
+    card = claims.ChapterClaims(_settings())
+    card.check("demo/acc", values=[0.1, 0.2, 0.15])
     frame = card.frame
-    assert list(frame["status"]) == ["FAIL"]
-    assert "FAIL" in claims.render_html(frame)
+    assert list(frame["status"]) == ["fail"]
+    assert "fail" in claims.render_html(frame)

@@ -1,40 +1,45 @@
-"""Claims as data: every chapter records what the paper says and what we got.
+"""Claims as data: each chapter decides the registered claims it owns and saves the verdicts.
 
 A chapter builds a :class:`ChapterClaims` from its settings, calls
-:meth:`~ChapterClaims.record` once per claim, and ends with
-:meth:`~ChapterClaims.show`, which displays the "paper vs ours" table and saves
-the claims as JSON. Two places receive them:
+:meth:`~ChapterClaims.check` once per claim with the observed data (one value
+per seed, two paired samples, or a count), and ends with
+:meth:`~ChapterClaims.show`. The statement, the paper's number and the decision
+rule come from the registry (:mod:`companion.registry`), never from the notebook.
+Verdicts have three outcomes: ``pass``, ``fail`` and ``undecided``.
+
+Two places receive the verdicts:
 
 * the claims store ``<cache>/claims/<profile>/<chapter>.json``, for runs with the
-  profile's default parameters: the book's scorecard page and
-  ``companion scorecard`` read it;
+  profile's default parameters: the scorecard page and ``companion scorecard`` read it;
 * the file named by ``COMPANION_CLAIMS_FILE`` if set (``companion run`` sets it
   beside the executed notebook), for every run, overrides included.
 
-The table is also embedded in the executed notebook as ``application/json``,
-so an executed chapter carries its own claims.
+The table is also embedded in the executed notebook as ``application/json``.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from . import paths
+from . import paths, registry, stats
 
 CLAIMS_FILE_ENV = "COMPANION_CLAIMS_FILE"
+STATUSES = ("pass", "fail", "undecided")
 COLUMNS = ["figure", "claim", "expected", "observed", "criterion", "status", "source"]
+COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "undecided": "#9a6700"}
 
 
 @dataclass
 class Claim:
-    """One checked statement: the paper's value or expected effect beside ours."""
+    """One decided claim: the paper's statement and number, our estimate and interval, the verdict."""
 
     chapter: str
     paper: str
@@ -44,14 +49,32 @@ class Claim:
     expected: str
     observed: str
     criterion: str
-    passed: bool
+    status: str
     source: str = ""
     profile: str = ""
     overrides: dict = field(default_factory=dict)
+    estimate: float | None = None
+    lo: float | None = None
+    hi: float | None = None
+    n: int = 0
+    test: str = ""
+    target_lo: float | None = None
+    target_hi: float | None = None
+    reference: float | None = None
+    revised: str = ""
+    note: str = ""
+    digest: str = ""
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"claim {self.id}: status must be one of {STATUSES}, got {self.status!r}")
 
     @property
-    def status(self) -> str:
-        return "pass" if self.passed else "FAIL"
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    def as_row(self) -> dict:
+        return {**asdict(self), "passed": self.passed}
 
 
 def store_dir(profile: str) -> Path:
@@ -71,24 +94,41 @@ def _write_json(path: Path, rows: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     with os.fdopen(fd, "w") as fh:
-        json.dump(rows, fh, indent=1)
+        json.dump(rows, fh, indent=1, allow_nan=True)
     os.replace(tmp, path)
 
 
+def _finite(x: Any) -> float | None:
+    return float(x) if x is not None and math.isfinite(float(x)) else None
+
+
+def counts(claims: list[Claim]) -> dict[str, int]:
+    out = {s: 0 for s in STATUSES}
+    for c in claims:
+        out[c.status] += 1
+    return out
+
+
+def counts_text(claims: list[Claim]) -> str:
+    c = counts(claims)
+    return f"{c['pass']} pass, {c['fail']} fail, {c['undecided']} undecided (of {len(claims)})"
+
+
 def to_frame(claims: list[Claim]) -> pd.DataFrame:
-    rows = [{**asdict(c), "status": c.status} for c in claims]
-    frame = pd.DataFrame(rows, columns=["chapter", "id", *COLUMNS, "passed", "profile"])
-    return frame
+    rows = [c.as_row() for c in claims]
+    return pd.DataFrame(rows, columns=["chapter", "id", *COLUMNS, "passed", "profile", "estimate", "lo", "hi",
+                                       "n", "reference", "target_lo", "target_hi", "revised", "note"])
 
 
 def render_html(frame: pd.DataFrame, columns: list[str] = COLUMNS) -> str:
-    """An HTML table with pass/fail coloured, for notebooks and the book."""
+    """An HTML table with the status coloured, wrapped to the page (class ``companion-claims``)."""
 
     def colour(v: str) -> str:
-        return "color: #1a7f37; font-weight: bold" if v == "pass" else "color: #cf222e; font-weight: bold"
+        return f"color: {COLOURS.get(v, '#000')}; font-weight: bold"
 
     shown = frame[columns].copy()
     styler = shown.style.hide(axis="index").map(colour, subset=["status"])
+    styler = styler.set_table_attributes('class="companion-claims"')
     return styler.to_html()
 
 
@@ -100,45 +140,76 @@ class ChapterClaims:
         self.chapter = settings.chapter
         self.paper = _paper_of(self.chapter)
         self.claims: list[Claim] = []
+        self.links: list[registry.Entry] = []
 
-    def record(
-        self,
-        *,
-        id: str,
-        figure: str,
-        statement: str,
-        expected: Any,
-        observed: Any,
-        criterion: str,
-        passed: bool,
-        source: str = "",
-    ) -> Claim:
-        """Record one claim. ``passed`` must be computed from the numbers."""
-        if any(c.id == id for c in self.claims):
-            raise ValueError(f"claim id {id!r} recorded twice in chapter {self.chapter!r}")
+    def check(self, cid: str, *, values=None, a=None, b=None, successes=None, trials=None,
+              note: str = "") -> Claim:
+        """Decide the registered claim ``cid`` from the observed data and record it.
+
+        ``values``: one number per seed; ``a``/``b``: two samples (paired over seeds unless the rule
+        says otherwise); ``successes``/``trials``: counts. ``note`` adds context to the observed column
+        (e.g. the budget the runs had).
+        """
+        entry = registry.get(cid)
+        if entry.chapter != self.chapter:
+            raise ValueError(f"claim {cid!r} is owned by chapter {entry.chapter!r}; "
+                             f"link to it with see({cid!r}) instead")
+        if any(c.id == cid for c in self.claims):
+            raise ValueError(f"claim id {cid!r} checked twice in chapter {self.chapter!r}")
+        v = registry.decide(entry, values=values, a=a, b=b, successes=successes, trials=trials)
+        status = v.status
+        observed = self._observed_text(entry, v)
+        notes = [n for n in (v.detail, note) if n]
+        if entry.undecidable:
+            if status != "undecided":
+                notes.append(f"rule alone would say {status}")
+            status = "undecided"
+            notes.append(f"not decidable here: {entry.undecidable}")
+        target = entry.target()
+        ref = entry.paper_value().get("value")
+        revised = "; ".join(f"revised {r['date']}: {r['why']}" for r in entry.revisions)
         claim = Claim(
-            chapter=self.chapter,
-            paper=self.paper,
-            figure=figure,
-            id=id,
-            claim=statement,
-            expected=str(expected),
-            observed=str(observed),
-            criterion=criterion,
-            passed=bool(passed),
-            source=source,
-            profile=self.settings.profile,
-            overrides=dict(self.settings.overrides),
+            chapter=self.chapter, paper=self.paper or entry.paper, figure=entry.figure, id=cid,
+            claim=entry.statement, expected=entry.expected_text(),
+            observed=observed + (f" — {'; '.join(notes)}" if notes else ""),
+            criterion=entry.rule_text(), status=status, source=entry.source,
+            profile=self.settings.profile, overrides=dict(self.settings.overrides),
+            estimate=_finite(v.estimate), lo=_finite(v.lo), hi=_finite(v.hi), n=int(v.n), test=entry.test,
+            target_lo=_finite(target[0]) if target else None, target_hi=_finite(target[1]) if target else None,
+            reference=_finite(ref) if ref is not None else None, revised=revised, note="; ".join(notes),
+            digest=entry.digest,
         )
         self.claims.append(claim)
         return claim
+
+    @staticmethod
+    def _observed_text(entry: registry.Entry, v: registry.Verdict) -> str:
+        if v.n == 0 or v.estimate is None or not math.isfinite(v.estimate):
+            return "no data"
+        t = entry.test
+        iv = f"[{stats.fmt(v.lo)}, {stats.fmt(v.hi)}]" if math.isfinite(v.lo) and math.isfinite(v.hi) else "[—]"
+        if t.startswith("rate_") and "successes" in v.extra and isinstance(v.extra["successes"], int):
+            return f"{v.extra['successes']}/{v.n} = {stats.fmt(v.estimate)} {iv} (Wilson)"
+        if t in ("rate_higher", "rate_lower"):
+            (k1, k2), (n1, n2) = v.extra["successes"], v.extra["trials"]
+            return f"{k1}/{n1} vs {k2}/{n2}: difference {stats.fmt(v.estimate)} {iv} (Newcombe)"
+        what = "difference" if t in ("greater", "less") else "mean"
+        return f"{what} {stats.fmt(v.estimate)} {iv} ({v.method}, n={v.n})"
+
+    def see(self, cid: str) -> registry.Entry:
+        """Point to a claim another chapter owns (the same runs): shown, not counted here."""
+        entry = registry.get(cid)
+        if entry.chapter == self.chapter:
+            raise ValueError(f"claim {cid!r} belongs to this chapter: use check()")
+        self.links.append(entry)
+        return entry
 
     @property
     def frame(self) -> pd.DataFrame:
         return to_frame(self.claims)
 
     def save(self) -> list[Path]:
-        rows = [asdict(c) for c in self.claims]
+        rows = [c.as_row() for c in self.claims]
         written = []
         if not self.settings.overrides:
             path = store_dir(self.settings.profile) / f"{self.chapter}.json"
@@ -151,24 +222,49 @@ class ChapterClaims:
         return written
 
     def show(self):
-        """Save the claims and display the paper-vs-ours table (the last cell of a chapter)."""
+        """Save the verdicts and display the paper-vs-ours table (the last cell of a chapter)."""
         from IPython.display import display
 
+        missing = [e.id for e in registry.for_chapter(self.chapter) if e.id not in {c.id for c in self.claims}]
+        if missing:
+            raise RuntimeError(f"chapter {self.chapter} did not check its registered claims: {', '.join(missing)}")
         self.save()
         frame = self.frame
-        passed = int(frame["passed"].sum()) if len(frame) else 0
-        summary = f"{passed} of {len(frame)} claims pass (profile: {self.settings.profile})"
+        summary = f"{counts_text(self.claims)} — profile {self.settings.profile}"
         html = f"<p><b>{summary}</b></p>" + render_html(frame)
+        if any(c.revised for c in self.claims):
+            html += "<p><b>Revised criteria.</b></p><ul>" + "".join(
+                f"<li><code>{c.id}</code>: {c.revised}</li>" for c in self.claims if c.revised) + "</ul>"
+        if self.links:
+            html += "<p>Decided in another chapter from the same runs:</p><ul>" + "".join(
+                f"<li><code>{e.id}</code> ({e.statement}) — see chapter <code>{e.chapter}</code></li>"
+                for e in self.links) + "</ul>"
         bundle = {
             "text/html": html,
-            "text/plain": summary + "\n" + frame[COLUMNS].to_string(index=False),
-            "application/json": {"claims": [asdict(c) for c in self.claims]},
+            "text/plain": summary + "\n" + frame[["id", "expected", "observed", "status"]].to_string(index=False),
+            "application/json": {"claims": [c.as_row() for c in self.claims]},
         }
         display(bundle, raw=True)
 
 
+_FIELDS = {f.name for f in fields(Claim)}
+
+
+def from_row(row: dict) -> Claim:
+    """A Claim from a stored row (older rows carried only ``passed``)."""
+    data = {k: v for k, v in row.items() if k in _FIELDS}
+    if "status" not in data or data["status"] not in STATUSES:
+        data["status"] = "pass" if row.get("passed") else "fail"
+    return Claim(**data)
+
+
+def load_file(path: Path) -> list[Claim]:
+    rows = json.loads(Path(path).read_text())
+    return [from_row(row) for row in rows]
+
+
 def load_store(profile: str) -> list[Claim]:
-    """All claims saved for ``profile`` (default-parameter runs), sorted by chapter."""
+    """All claims saved for ``profile`` (default-parameter runs), sorted by chapter file."""
     out: list[Claim] = []
     folder = store_dir(profile)
     if folder.is_dir():
@@ -177,45 +273,20 @@ def load_store(profile: str) -> list[Claim]:
     return out
 
 
-def load_file(path: Path) -> list[Claim]:
-    rows = json.loads(Path(path).read_text())
-    return [Claim(**row) for row in rows]
-
-
 def scorecard(profile: str) -> tuple[pd.DataFrame, list[str]]:
-    """Every stored claim of every registered chapter, and the chapters with none stored."""
-    from . import chapters
-
-    claims = load_store(profile)
-    known = {c.id: c for c in chapters.all_chapters()}
-    order = {cid: i for i, cid in enumerate(known)}
-    claims = [c for c in claims if c.chapter in known]
-    claims.sort(key=lambda c: order[c.chapter])
-    have = {c.chapter for c in claims}
-    missing = [cid for cid in known if cid not in have]
+    """Every stored claim of every registered chapter (book order), and the chapters with none stored."""
+    claims, missing = scorecard_claims(profile)
     return to_frame(claims), missing
 
 
-def show_scorecard(profile: str | None = None) -> None:
-    """Display the scorecard: a summary per paper, then every claim (the book's scorecard page)."""
-    from IPython.display import HTML, display
+def scorecard_claims(profile: str) -> tuple[list[Claim], list[str]]:
+    from . import chapters
 
-    from . import chapters, config
-
-    prof = config.active_profile(profile)
-    frame, missing = scorecard(prof)
-    titles = {c.id: c for c in chapters.all_chapters()}
-    parts = [f"<p>Profile of this build: <b>{prof}</b>. "
-             f"{int(frame['passed'].sum()) if len(frame) else 0} of {len(frame)} claims pass.</p>"]
-    if len(frame):
-        frame = frame.assign(paper=[titles[c].paper for c in frame["chapter"]])
-        summary = (
-            frame.groupby("paper")["passed"].agg(passed="sum", total="count").reset_index()
-        )
-        parts.append(summary.to_html(index=False))
-        for paper, group in frame.groupby("paper", sort=False):
-            parts.append(f"<h3>{chapters.PAPERS.get(paper, paper)}</h3>")
-            parts.append(render_html(group, ["chapter", *COLUMNS]))
-    if missing:
-        parts.append("<p>No claims stored yet for: " + ", ".join(missing) + ".</p>")
-    display(HTML("\n".join(parts)))
+    known = {c.id: c for c in chapters.all_chapters()}
+    order = {cid: i for i, cid in enumerate(known)}
+    claims = [c for c in load_store(profile) if c.chapter in known]
+    claims.sort(key=lambda c: order[c.chapter])
+    have = {c.chapter for c in claims}
+    owners = {e.chapter for e in registry.entries().values()}
+    missing = [cid for cid in known if cid in owners and cid not in have]
+    return claims, missing

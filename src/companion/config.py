@@ -243,3 +243,18 @@ def resolve(chapter: str, profile: str | None = None, **overrides: Any) -> Setti
     for name, p in params.items():
         values[name] = given[name] if name in given else p.check(p.default_for(prof), chapter)
     return Settings(chapter=chapter, profile=prof, values=values, overrides=given)
+
+
+def resolve_cell(chapter: str, namespace: Mapping[str, Any]) -> Settings:
+    """Settings from a chapter's parameters cell: ``config.resolve_cell("fig2", globals())``.
+
+    Takes ``profile`` and every declared parameter of ``chapter`` from ``namespace`` (the
+    notebook's globals after the parameters cell and papermill's injected cell ran), so a
+    notebook never repeats its parameter names. A declared parameter missing from the
+    namespace is an error: the parameters cell and ``_config.yml`` must agree.
+    """
+    params = schema(chapter)
+    missing = [n for n in params if n not in namespace]
+    if missing:
+        raise ConfigError(f"{chapter}: the parameters cell does not define {', '.join(missing)}")
+    return resolve(chapter, namespace.get("profile"), **{n: namespace[n] for n in params})

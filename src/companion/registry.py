@@ -1,0 +1,328 @@
+"""The claims registry: every claim's statement, paper value, statistic and decision rule, in one place.
+
+Each paper keeps its registry in ``src/companion/<paper>/claims/<chapter>.yml``:
+one file per owning chapter, one entry per claim. A chapter decides a claim in
+one line, ``card.check("t-d1/zeroth-ftpt", values=ftpt_per_seed)``; the rule and
+the paper's number come from here, never from the notebook. An entry::
+
+    t-d1/zeroth-ftpt:                 # <chapter>/<name>; the file is the owning chapter
+      figure: T-D1
+      statement: mean training FTPT at the zeroth layer without entropy regularisation
+      source: "[REPO-AAAI]"
+      paper: {value: 74.72, sd: 11.63, n: 10}     # or {table: T-D1, where: {layer: zeroth, k: 0}, column: ftpt}
+      statistic: mean over seeds of the training FTPT (%)
+      rule: {test: matches, margin: 10, min_n: 5}
+      added: 2026-12-01                            # the day the rule was written, before the runs it judges
+      revisions:                                   # a rule changed after seeing results keeps why
+        - {date: 2026-12-02, why: "..."}
+      undecidable: "..."                           # optional: our setting cannot test the paper's statement
+
+Decision rules (95 % intervals, :mod:`companion.stats`), each with three outcomes:
+
+``matches``      values per seed; pass if the interval of our mean lies inside the paper's value
+                 ± (margin + 1.96 × the paper's standard error when its sd and n are known); fail if
+                 it lies entirely outside; otherwise undecided.
+``at_least``     values per seed; pass if the interval's lower end >= threshold; fail if its upper
+``at_most``      end < threshold (mirrored for at_most); otherwise undecided.
+``greater``      two samples a, b (paired over seeds unless ``paired: false``): the interval of
+``less``         mean(a - b) must exclude 0 in the paper's direction to pass; it fails if it excludes
+                 0 the other way, or if it rules out an effect as large as ``min_effect`` (when given).
+``rate_at_least`` successes of trials; the Wilson interval against ``threshold``, as at_least/at_most.
+``rate_at_most``
+``rate_higher``  two rates (successes=(k1, k2), trials=(n1, n2)); Newcombe's interval of p1 - p2,
+``rate_lower``   decided as greater/less.
+
+Every rule has ``min_n`` (default 3): with fewer seeds (or trials) the claim is undecided.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import paths, stats
+from .config import ConfigError
+
+PAPERS = ("aitken2021", "pandey2022")
+TESTS = ("matches", "at_least", "at_most", "greater", "less",
+         "rate_at_least", "rate_at_most", "rate_higher", "rate_lower")
+DIRECTIONAL = {"greater": 1, "less": -1, "rate_higher": 1, "rate_lower": -1}
+KEYS = {"figure", "statement", "source", "paper", "statistic", "rule", "added", "revisions", "undecidable",
+        "see_also"}
+RULE_KEYS = {"test", "margin", "threshold", "min_n", "min_effect", "paired", "interval"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One registered claim."""
+
+    id: str
+    paper: str
+    chapter: str
+    figure: str
+    statement: str
+    source: str
+    statistic: str
+    rule: dict
+    reference: dict            # the paper's number as given in the file (value / sd / n / text or table lookup)
+    added: str
+    revisions: tuple = ()
+    undecidable: str = ""
+    see_also: tuple = ()
+
+    @property
+    def test(self) -> str:
+        return self.rule["test"]
+
+    @property
+    def min_n(self) -> int:
+        return int(self.rule.get("min_n", 3))
+
+    @property
+    def digest(self) -> str:
+        """A hash of what decides the claim (rule, paper value, statement): a recorded result whose
+        digest differs from the registry's is stale."""
+        blob = json.dumps({"rule": self.rule, "paper": self.reference, "statement": self.statement,
+                           "undecidable": self.undecidable}, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def paper_value(self) -> dict:
+        """``{value, sd, n, text}`` of the paper's number (table lookups resolved)."""
+        ref = dict(self.reference)
+        if "table" in ref:
+            ref.update(_lookup(self.paper, ref))
+        return ref
+
+    def target(self) -> tuple[float, float] | None:
+        """The acceptance band for ``matches`` and the threshold line for one-sided rules."""
+        t = self.test
+        if t == "matches":
+            ref = self.paper_value()
+            half = float(self.rule["margin"])
+            if ref.get("sd") is not None and ref.get("n"):
+                half += 1.96 * float(ref["sd"]) / math.sqrt(float(ref["n"]))
+            return float(ref["value"]) - half, float(ref["value"]) + half
+        if t in ("at_least", "rate_at_least"):
+            return float(self.rule["threshold"]), math.inf
+        if t in ("at_most", "rate_at_most"):
+            return -math.inf, float(self.rule["threshold"])
+        return None
+
+    def expected_text(self) -> str:
+        ref = self.paper_value()
+        parts = []
+        if ref.get("value") is not None:
+            v = stats.fmt(float(ref["value"]))
+            if ref.get("sd") is not None:
+                v += f" ± {stats.fmt(float(ref['sd']))}"
+            if ref.get("n"):
+                v += f" (n={ref['n']})"
+            parts.append(v)
+        if ref.get("text"):
+            parts.append(str(ref["text"]))
+        return "; ".join(parts) or "—"
+
+    def rule_text(self) -> str:
+        r, t, n = self.rule, self.test, self.min_n
+        how = "bootstrap" if r.get("interval") == "bootstrap" else "t"
+        if t == "matches":
+            lo, hi = self.target()
+            extra = " + 1.96 × paper SE" if self.paper_value().get("sd") is not None else ""
+            return (f"95% {how}-interval of our mean inside [{stats.fmt(lo)}, {stats.fmt(hi)}] "
+                    f"(paper ± {stats.fmt(float(r['margin']))}{extra}) → pass; entirely outside → fail; "
+                    f"n ≥ {n}")
+        if t in ("at_least", "at_most"):
+            op = "≥" if t == "at_least" else "≤"
+            return f"95% {how}-interval of our mean {op} {stats.fmt(float(r['threshold']))} → pass; " \
+                   f"entirely on the other side → fail; n ≥ {n}"
+        if t in ("rate_at_least", "rate_at_most"):
+            op = "≥" if t == "rate_at_least" else "≤"
+            return f"95% Wilson interval of the rate {op} {stats.fmt(float(r['threshold']))} → pass; " \
+                   f"entirely on the other side → fail; trials ≥ {n}"
+        sign = ">" if DIRECTIONAL[t] > 0 else "<"
+        what = "p1 − p2 (Newcombe)" if t.startswith("rate") else (
+            "mean paired difference a − b" if r.get("paired", True) else "difference of means a − b (Welch)")
+        text = f"95% interval of {what} {sign} 0 → pass; {'<' if sign == '>' else '>'} 0 → fail"
+        if r.get("min_effect") is not None:
+            text += f", or excludes an effect of {stats.fmt(float(r['min_effect']))} → fail"
+        return text + f"; n ≥ {n}"
+
+
+@dataclass
+class Verdict:
+    status: str                 # pass | fail | undecided
+    estimate: float | None
+    lo: float | None
+    hi: float | None
+    n: int
+    method: str
+    detail: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def _lookup(paper: str, ref: dict) -> dict:
+    """Resolve ``{table, where, column[, sd_column, n, n_column]}`` against ``companion.<paper>.reference``."""
+    mod = importlib.import_module(f"companion.{paper}.reference")
+    table = mod.REFERENCE[ref["table"]]
+    rows = table
+    for k, v in (ref.get("where") or {}).items():
+        rows = rows[rows[k] == v]
+    if len(rows) != 1:
+        raise ConfigError(f"{paper} reference {ref['table']} {ref.get('where')}: {len(rows)} rows match, need 1")
+    row = rows.iloc[0]
+    out = {"value": float(row[ref["column"]])}
+    if ref.get("sd_column"):
+        out["sd"] = float(row[ref["sd_column"]])
+    if ref.get("n_column"):
+        out["n"] = int(row[ref["n_column"]])
+    return out
+
+
+def _check_entry(cid: str, chapter: str, raw: Any, where: str) -> None:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: {cid}: an entry must be a mapping")
+    if not cid.startswith(chapter + "/"):
+        raise ConfigError(f"{where}: claim id {cid!r} must start with '{chapter}/' (the owning chapter)")
+    unknown = set(raw) - KEYS
+    if unknown:
+        raise ConfigError(f"{where}: {cid}: unknown keys {sorted(unknown)}; allowed: {sorted(KEYS)}")
+    for k in ("figure", "statement", "source", "statistic", "rule", "added"):
+        if k not in raw:
+            raise ConfigError(f"{where}: {cid}: missing {k!r}")
+    rule = raw["rule"]
+    if not isinstance(rule, dict) or rule.get("test") not in TESTS:
+        raise ConfigError(f"{where}: {cid}: rule.test must be one of {', '.join(TESTS)}")
+    bad = set(rule) - RULE_KEYS
+    if bad:
+        raise ConfigError(f"{where}: {cid}: unknown rule keys {sorted(bad)}; allowed: {sorted(RULE_KEYS)}")
+    t = rule["test"]
+    if t == "matches" and ("margin" not in rule or "paper" not in raw):
+        raise ConfigError(f"{where}: {cid}: a 'matches' rule needs rule.margin and a paper value")
+    if t in ("at_least", "at_most", "rate_at_least", "rate_at_most") and "threshold" not in rule:
+        raise ConfigError(f"{where}: {cid}: rule {t!r} needs rule.threshold")
+    for rev in raw.get("revisions") or []:
+        if not (isinstance(rev, dict) and {"date", "why"} <= set(rev)):
+            raise ConfigError(f"{where}: {cid}: each revision needs a date and a why")
+
+
+def registry_dir(paper: str) -> Path:
+    return paths.PACKAGE_DIR / paper / "claims"
+
+
+@lru_cache(maxsize=4)
+def _load(stamp: tuple) -> dict[str, Entry]:
+    out: dict[str, Entry] = {}
+    for paper in PAPERS:
+        folder = registry_dir(paper)
+        for f in sorted(folder.glob("*.yml")):
+            chapter = f.stem
+            data = yaml.safe_load(f.read_text(encoding="utf-8")) or {}
+            if not isinstance(data, dict):
+                raise ConfigError(f"{f}: expected a mapping of claim ids")
+            for cid, raw in data.items():
+                _check_entry(cid, chapter, raw, str(f))
+                if cid in out:
+                    raise ConfigError(f"{f}: claim id {cid!r} is registered twice")
+                ref = raw.get("paper") or {}
+                if not isinstance(ref, dict):
+                    ref = {"text": str(ref)}
+                out[cid] = Entry(
+                    id=cid, paper=paper, chapter=chapter, figure=str(raw["figure"]),
+                    statement=str(raw["statement"]).strip(), source=str(raw["source"]),
+                    statistic=str(raw["statistic"]).strip(), rule=dict(raw["rule"]), reference=ref,
+                    added=str(raw["added"]), revisions=tuple(raw.get("revisions") or ()),
+                    undecidable=str(raw.get("undecidable") or "").strip(),
+                    see_also=tuple(raw.get("see_also") or ()),
+                )
+    return out
+
+
+def entries() -> dict[str, Entry]:
+    """Every registered claim by id (re-read when a registry file changes)."""
+    files = [f for p in PAPERS for f in sorted(registry_dir(p).glob("*.yml"))]
+    return _load(tuple((str(f), f.stat().st_mtime_ns) for f in files))
+
+
+def get(cid: str) -> Entry:
+    reg = entries()
+    if cid not in reg:
+        raise ConfigError(f"claim {cid!r} is not in the registry (src/companion/<paper>/claims/<chapter>.yml)")
+    return reg[cid]
+
+
+def for_chapter(chapter: str) -> list[Entry]:
+    return [e for e in entries().values() if e.chapter == chapter]
+
+
+# ---- deciding -------------------------------------------------------------------------------------
+
+def _one_sided(iv: stats.Interval, threshold: float, above: bool) -> str:
+    if above:
+        return "pass" if iv.lo >= threshold else ("fail" if iv.hi < threshold else "undecided")
+    return "pass" if iv.hi <= threshold else ("fail" if iv.lo > threshold else "undecided")
+
+
+def _directional(iv: stats.Interval, sign: int, min_effect: float | None) -> str:
+    lo, hi = (iv.lo, iv.hi) if sign > 0 else (-iv.hi, -iv.lo)  # in the paper's direction
+    if lo > 0:
+        return "pass"
+    if hi < 0 or (min_effect is not None and hi < float(min_effect)):
+        return "fail"
+    return "undecided"
+
+
+def decide(entry: Entry, *, values=None, a=None, b=None, successes=None, trials=None) -> Verdict:
+    """Apply the entry's rule to the observed data."""
+    r, t = entry.rule, entry.test
+    level = stats.LEVEL
+    if t in ("matches", "at_least", "at_most"):
+        if values is None:
+            raise TypeError(f"{entry.id}: rule {t!r} needs values=<one number per seed>")
+        iv = stats.mean_interval(values, method=r.get("interval", "t"), level=level)
+        if iv.n < entry.min_n:
+            return Verdict("undecided", iv.estimate, iv.lo, iv.hi, iv.n, iv.method,
+                           f"needs n ≥ {entry.min_n}, has {iv.n}")
+        if t == "matches":
+            lo, hi = entry.target()
+            status = "pass" if lo <= iv.lo and iv.hi <= hi else ("fail" if iv.hi < lo or iv.lo > hi else "undecided")
+        else:
+            status = _one_sided(iv, float(r["threshold"]), above=(t == "at_least"))
+        return Verdict(status, iv.estimate, iv.lo, iv.hi, iv.n, iv.method)
+    if t in ("greater", "less"):
+        if a is None or b is None:
+            raise TypeError(f"{entry.id}: rule {t!r} needs a=<values> and b=<values>")
+        iv = stats.difference_interval(a, b, paired=bool(r.get("paired", True)), level=level)
+        if iv.n < entry.min_n:
+            return Verdict("undecided", iv.estimate, iv.lo, iv.hi, iv.n, iv.method,
+                           f"needs n ≥ {entry.min_n}, has {iv.n}")
+        return Verdict(_directional(iv, DIRECTIONAL[t], r.get("min_effect")), iv.estimate, iv.lo, iv.hi,
+                       iv.n, iv.method)
+    if t in ("rate_at_least", "rate_at_most"):
+        if values is not None:
+            flags = [bool(v) for v in values]
+            successes, trials = sum(flags), len(flags)
+        if successes is None or trials is None:
+            raise TypeError(f"{entry.id}: rule {t!r} needs successes= and trials= (or values=<booleans>)")
+        iv = stats.rate_interval(successes, trials, level)
+        if iv.n < entry.min_n:
+            return Verdict("undecided", iv.estimate, iv.lo, iv.hi, iv.n, iv.method,
+                           f"needs ≥ {entry.min_n} trials, has {iv.n}")
+        return Verdict(_one_sided(iv, float(r["threshold"]), above=(t == "rate_at_least")),
+                       iv.estimate, iv.lo, iv.hi, iv.n, iv.method, extra={"successes": int(successes)})
+    # rate_higher / rate_lower
+    if successes is None or trials is None or len(successes) != 2 or len(trials) != 2:
+        raise TypeError(f"{entry.id}: rule {t!r} needs successes=(k1, k2) and trials=(n1, n2)")
+    iv = stats.rate_difference_interval(successes[0], trials[0], successes[1], trials[1], level)
+    if iv.n < entry.min_n:
+        return Verdict("undecided", iv.estimate, iv.lo, iv.hi, iv.n, iv.method,
+                       f"needs ≥ {entry.min_n} trials per rate, has {iv.n}")
+    return Verdict(_directional(iv, DIRECTIONAL[t], r.get("min_effect")), iv.estimate, iv.lo, iv.hi, iv.n,
+                   iv.method, extra={"successes": list(map(int, successes)), "trials": list(map(int, trials))})

@@ -1,0 +1,121 @@
+"""The claims registry: schema checks, the decision rules' three outcomes, and its agreement with the chapters."""
+
+import json
+import re
+
+import pytest
+
+from companion import chapters, registry
+from companion.config import ConfigError
+
+
+def entry(test, **rule):
+    ref = rule.pop("paper", {"value": 10.0})
+    return registry.Entry(id="demo/x", paper="pandey2022", chapter="demo", figure="F", statement="s",
+                          source="[T]", statistic="st", rule={"test": test, **rule}, reference=ref,
+                          added="2026-12-01")
+
+
+def test_matches_three_outcomes():
+    e = entry("matches", margin=2, min_n=3)
+    assert registry.decide(e, values=[10.0, 10.5, 9.5, 10.2]).status == "pass"
+    assert registry.decide(e, values=[20.0, 20.5, 19.5]).status == "fail"
+    assert registry.decide(e, values=[5.0, 15.0, 11.0]).status == "undecided"   # too wide
+    assert registry.decide(e, values=[10.0, 10.1]).status == "undecided"        # too few seeds
+
+
+def test_matches_band_includes_the_papers_standard_error():
+    e = entry("matches", margin=1, paper={"value": 10.0, "sd": 4.0, "n": 16})
+    lo, hi = e.target()
+    assert (lo, hi) == pytest.approx((10 - 1 - 1.96, 10 + 1 + 1.96))
+
+
+def test_one_sided():
+    e = entry("at_least", threshold=0.99)
+    assert registry.decide(e, values=[1.0, 1.0, 1.0]).status == "pass"
+    assert registry.decide(e, values=[0.5, 0.6, 0.55]).status == "fail"
+    assert registry.decide(e, values=[0.95, 1.0, 1.0]).status == "undecided"
+    assert registry.decide(entry("at_most", threshold=0.1), values=[0.5, 0.6, 0.55]).status == "fail"
+
+
+def test_directional_needs_the_papers_direction():
+    up = entry("greater")
+    a, b = [5.0, 6.0, 7.0, 6.5], [1.0, 2.0, 2.5, 1.5]
+    assert registry.decide(up, a=a, b=b).status == "pass"
+    assert registry.decide(up, a=b, b=a).status == "fail"        # the opposite direction
+    assert registry.decide(entry("less"), a=b, b=a).status == "pass"
+    noisy = dict(a=[1.0, 3.0, 2.0, 1.5], b=[2.0, 1.0, 2.5, 1.0])
+    assert registry.decide(up, **noisy).status == "undecided"
+    # a minimal effect turns "cannot tell" into "fail" when the interval rules it out
+    small = dict(a=[1.0, 1.1, 0.9, 1.05], b=[1.0, 1.0, 1.0, 1.0])
+    assert registry.decide(entry("greater", min_effect=5.0), **small).status == "fail"
+
+
+def test_rates():
+    e = entry("rate_at_least", threshold=0.5, min_n=5)
+    assert registry.decide(e, successes=19, trials=20).status == "pass"
+    assert registry.decide(e, values=[False] * 18 + [True, True]).status == "fail"
+    assert registry.decide(e, successes=3, trials=4).status == "undecided"  # too few trials
+    h = entry("rate_higher", min_n=5)
+    assert registry.decide(h, successes=(10, 2), trials=(10, 10)).status == "pass"
+    assert registry.decide(h, successes=(2, 10), trials=(10, 10)).status == "fail"
+    assert registry.decide(h, successes=(6, 5), trials=(10, 10)).status == "undecided"
+
+
+def test_wrong_data_is_refused():
+    with pytest.raises(TypeError):
+        registry.decide(entry("greater"), values=[1, 2, 3])
+
+
+def test_schema_errors_are_one_line(tmp_path):
+    with pytest.raises(ConfigError, match="must start with"):
+        registry._check_entry("other/x", "demo", {"figure": "F"}, "f.yml")
+    bad = {"figure": "F", "statement": "s", "source": "t", "statistic": "s", "added": "d",
+           "rule": {"test": "bigger"}}
+    with pytest.raises(ConfigError, match="rule.test"):
+        registry._check_entry("demo/x", "demo", bad, "f.yml")
+    bad["rule"] = {"test": "matches"}
+    with pytest.raises(ConfigError, match="margin"):
+        registry._check_entry("demo/x", "demo", bad, "f.yml")
+
+
+# ---- the registry against the chapters -------------------------------------------------------------
+
+CHECK = re.compile(r"""\.check\(\s*["']([^"']+)["']""")
+SEE = re.compile(r"""\.see\(\s*["']([^"']+)["']""")
+
+
+def _code(nb_path):
+    nb = json.loads(nb_path.read_text())
+    return "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+
+
+def test_registry_loads_and_every_owner_is_a_chapter():
+    reg = registry.entries()
+    ids = {c.id for c in chapters.all_chapters()}
+    for e in reg.values():
+        assert e.chapter in ids, f"{e.id}: no chapter {e.chapter!r}"
+        e.rule_text(), e.expected_text()  # renders without error (table lookups resolve)
+
+
+def test_each_claim_is_checked_once_by_its_owner_and_nowhere_else():
+    reg = registry.entries()
+    seen: dict[str, list[str]] = {}
+    for ch in chapters.all_chapters():
+        code = _code(ch.path)
+        for cid in CHECK.findall(code):
+            seen.setdefault(cid, []).append(ch.id)
+        for cid in SEE.findall(code):
+            assert cid in reg, f"{ch.id} links to unregistered claim {cid}"
+    for cid, where in seen.items():
+        assert cid in reg, f"{where} checks unregistered claim {cid}"
+        assert where == [reg[cid].chapter], f"{cid} is checked by {where}, owned by {reg[cid].chapter}"
+    for cid, e in reg.items():
+        if any(CHECK.search(_code(ch.path)) for ch in chapters.all_chapters() if ch.id == e.chapter):
+            assert cid in seen, f"{cid} is registered but its chapter {e.chapter} never checks it"
+
+
+def test_revisions_are_dated_and_explained():
+    for e in registry.entries().values():
+        for r in e.revisions:
+            assert str(r["date"]) and len(str(r["why"])) > 10, e.id
