@@ -1,23 +1,35 @@
-"""Build the book, clearing Jupyter Book's execution cache when it would be stale.
+"""Build the book: execute the chapters in parallel, then let Jupyter Book render them.
 
-Jupyter Book's cache (jupyter-cache) keys an executed notebook on its code
-cells only: an edit of the library, or another profile, would otherwise be
-served old outputs (ecosystem note, JB pitfall 5). This wrapper keeps a stamp
-of (profile, library fingerprint) next to the build and clears the execution
-cache when it changes. Trained models are cached by content elsewhere, so
-re-executing a chapter whose models are unchanged is fast.
+    python -m companion.bookbuild [--path-output DIR] [--profile P] [--workers N | --scheduler ADDR]
+                                  [--chapters ID,ID] [--no-sphinx]
 
-    python -m companion.bookbuild [--path-output DIR] [--profile P]
+1. Jupyter Book's execution cache (jupyter-cache, ``_build/.jupyter_cache``)
+   keys an executed notebook on its code cells only: an edit of the library, or
+   another profile, would otherwise be served old outputs (ecosystem note, JB
+   pitfall 5). A stamp of (profile, library fingerprint) next to the build
+   clears that cache when it changes.
+2. Every chapter of the table of contents that the cache does not hold is
+   executed, unchanged, in parallel (``--workers``, default one process per
+   core; or on a Dask cluster with ``--scheduler``), longest first by the
+   duration measured last time (``_build/.companion-timings.json``). Each
+   executed notebook goes into the execution cache, its claims into the
+   claims store: one line per finished chapter.
+3. ``jupyter-book build`` then finds every chapter cached and executes none
+   of them again (only the scorecard, which is forced and reads the claims).
 
-``make book`` and ``make test`` call this; Sphinx warnings and execution errors
-fail the build (``-W --keep-going``, ``nb_execution_raise_on_error``), and so
-does anything a chapter writes to stderr (Python warnings included): the
-rendered book should show none.
+Trained models are cached by content elsewhere (with a lock per entry, so
+chapters running at once train a shared model once). ``make book`` and
+``make test`` call this; Sphinx warnings and execution errors fail the build
+(``-W --keep-going``, ``nb_execution_raise_on_error``), and so does anything a
+chapter writes to stderr (Python warnings included): the rendered book should
+show none. A chapter that fails stops the build before Sphinx, with its
+traceback in ``_build/reports/<chapter>.log``.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import shutil
@@ -26,7 +38,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import cache, config, paths
+from . import cache, chapters, claims, config, parallel, paths
 
 
 def stderr_outputs(build: Path) -> list[str]:
@@ -42,13 +54,133 @@ def stderr_outputs(build: Path) -> list[str]:
     return found
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m companion.bookbuild")
+TIMINGS = ".companion-timings.json"
+
+
+def book_chapters(only: list[str] | None = None) -> list[chapters.Chapter]:
+    """The chapters in the table of contents (what ``jupyter-book build`` executes), in book order."""
+    in_toc = set(chapters.toc_order())
+    found = [c for c in chapters.all_chapters() if f"notebooks/{c.path.parent.name}/{c.path.stem}" in in_toc]
+    if only is not None:
+        for cid in only:
+            chapters.get(cid)  # unknown -> ConfigError (one line)
+        found = [c for c in found if c.id in only]
+    return found
+
+
+def open_execution_cache(build: Path):
+    """Jupyter Book's execution cache, without records whose notebook file is missing.
+
+    jupyter-cache writes a record before its file; a build interrupted between
+    the two would leave a record that matches but cannot be read.
+    """
+    from jupyter_cache import get_cache
+    from jupyter_cache.cache.db import NbCacheRecord
+
+    jc = get_cache(str(build / ".jupyter_cache"))
+    broken = [r.pk for r in jc.list_cache_records() if not jc._get_notebook_path_cache(r.hashkey).is_file()]
+    if broken:
+        NbCacheRecord.remove_records(broken, jc.db)
+    return jc
+
+
+def _with_outputs(source, executed):
+    """The source notebook with the executed outputs: the cells hash exactly like the source."""
+    merged = copy.deepcopy(source)
+    src_cells = [c for c in merged.cells if c.cell_type == "code"]
+    run_cells = [c for c in executed.cells if c.cell_type == "code"]
+    if len(src_cells) != len(run_cells):
+        raise RuntimeError("the executed notebook has other code cells than its source")
+    for a, b in zip(src_cells, run_cells):
+        a.outputs, a.execution_count = b.outputs, b.execution_count
+    merged.metadata.update({k: v for k, v in executed.metadata.items() if k == "language_info"})
+    return merged
+
+
+def execute_chapters(build: Path, profile: str, workers: int | None = None, scheduler: str | None = None,
+                     only: list[str] | None = None, log=print) -> list[dict]:
+    """Execute every book chapter the execution cache lacks and add it there; returns the failures."""
+    import nbformat
+    from jupyter_cache.base import CacheBundleIn
+
+    jc = open_execution_cache(build)
+    todo = {}
+    for ch in book_chapters(only):
+        nb = nbformat.read(ch.path, as_version=4)
+        try:
+            jc.match_cache_notebook(nb)
+        except KeyError:
+            todo[ch.id] = (ch, nb)
+    if not todo:
+        log(f"bookbuild: all {len(book_chapters(only))} chapters are in the execution cache")
+        return []
+    timings = {**parallel.load_timings(parallel.cache_timings_file()).get(profile, {}),
+               **parallel.load_timings(build / TIMINGS).get(profile, {})}
+    order = parallel.longest_first(list(todo), timings)
+    where = f"on {scheduler}" if scheduler else f"with {workers or os.cpu_count()} workers"
+    log(f"bookbuild: executing {len(order)} chapters {where} (profile {profile}), longest first", flush=True)
+    tasks = [dict(chapter_id=cid, profile=profile, source=nbformat.writes(todo[cid][1])) for cid in order]
+    failures = []
+    book_dir = paths.repo_root() / "book"
+    for done, r in enumerate(parallel.run_tasks(tasks, workers, scheduler, log=log), 1):
+        cid = r["chapter"]
+        ch, source = todo[cid]
+        if r.get("ok"):
+            try:
+                merged = _with_outputs(source, nbformat.reads(r["notebook"], as_version=4))
+                uri = book_dir / "notebooks" / ch.path.parent.name / ch.path.name
+                jc.cache_notebook_bundle(CacheBundleIn(merged, str(uri), data={"execution_seconds": r["seconds"]}),
+                                         check_validity=False, overwrite=True)
+                # The claims store of this machine (the scorecard reads it), also when a cluster ran it.
+                parallel.atomic_write(claims.store_dir(profile) / f"{cid}.json", json.dumps(r["claims"], indent=1))
+                parallel.record_timing([build / TIMINGS, parallel.cache_timings_file()], profile, cid, r["seconds"])
+            except Exception as exc:
+                r = {**r, "ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": ""}
+        if not r.get("ok"):
+            report = build / "reports" / f"{cid}.log"
+            parallel.atomic_write(report, r.get("traceback") or r["error"])
+            failures.append({**r, "report": str(report)})
+        log(parallel.progress_line(r, done, len(tasks)), flush=True)
+    return failures
+
+
+def _positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise ValueError
+    return n
+
+
+def build_parser(prog: str = "python -m companion.bookbuild") -> argparse.ArgumentParser:
+    from .cli import _Parser
+
+    ap = _Parser(prog=prog, description="Execute the chapters in parallel, then build the book.")
+    add_arguments(ap)
+    return ap
+
+
+def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--path-output", default=None, help="folder to hold _build (default: book/)")
     ap.add_argument("--profile", default=None, help="smoke, quick or paper (default: $COMPANION_PROFILE or quick)")
-    args = ap.parse_args(argv)
+    where = ap.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_positive, default=None, metavar="N",
+                       help="chapters executed at once on this machine (default: one per core)")
+    where.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                       help="execute the chapters on this Dask scheduler, e.g. tcp://10.0.0.5:8786")
+    ap.add_argument("--chapters", default=None, metavar="ID,ID",
+                    help="execute only these chapters (with --no-sphinx: a partial, cached execution)")
+    ap.add_argument("--no-sphinx", action="store_true", help="execute into the cache only; no HTML")
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_build(build_parser().parse_args(argv))
+
+
+def run_build(args) -> int:
     try:
         profile = config.active_profile(args.profile)
+        only = [c.strip() for c in args.chapters.split(",") if c.strip()] if args.chapters else None
+        book_chapters(only)
     except config.ConfigError as exc:
         print(f"bookbuild: error: {exc}", file=sys.stderr)
         return 2
@@ -65,13 +197,30 @@ def main(argv: list[str] | None = None) -> int:
         if old is not None:
             print(f"bookbuild: library or profile changed ({old.get('profile')} -> {profile}); "
                   "cleared the execution cache")
+        # What goes into the emptied cache from now on matches this stamp.
+        parallel.atomic_write(stamp_file, json.dumps(stamp))
+    t0 = time.perf_counter()
+    try:
+        failures = execute_chapters(build, profile, args.workers, args.scheduler, only,
+                                    log=lambda *a, **k: print(*a, **{"flush": True, **k}))
+    except parallel.ClusterError as exc:
+        print(f"bookbuild: error: {exc}", file=sys.stderr)
+        return 2
+    t_exec = time.perf_counter() - t0
+    if failures:
+        for f in failures:
+            print(f"bookbuild: {f['chapter']} failed: {f['error']} (traceback: {f['report']})", file=sys.stderr)
+        print(f"bookbuild: FAILED: {len(failures)} chapters failed after {t_exec:.0f} s", file=sys.stderr)
+        return 1
+    if args.no_sphinx:
+        print(f"bookbuild: executed into {build / '.jupyter_cache'} in {t_exec:.0f} s (profile {profile})")
+        return 0
     env = dict(os.environ, COMPANION_PROFILE=profile)
     env.setdefault("TQDM_DISABLE", "1")
     jb = Path(sys.executable).parent / "jupyter-book"
     cmd = [str(jb if jb.exists() else "jupyter-book"), "build", str(book), "--all", "-W", "--keep-going"]
     if args.path_output:
         cmd += ["--path-output", str(out)]
-    t0 = time.perf_counter()
     print("bookbuild:", " ".join(cmd), f"(profile {profile})", flush=True)
     rc = subprocess.call(cmd, env=env, cwd=root)
     dt = time.perf_counter() - t0
@@ -81,9 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     if noise:
         rc = 1
     if rc == 0:
-        build.mkdir(parents=True, exist_ok=True)
-        stamp_file.write_text(json.dumps(stamp))
-        print(f"bookbuild: built {build / 'html' / 'index.html'} in {dt:.0f} s (profile {profile})")
+        print(f"bookbuild: built {build / 'html' / 'index.html'} in {dt:.0f} s "
+              f"(chapters {t_exec:.0f} s; profile {profile})")
     else:
         print(f"bookbuild: FAILED after {dt:.0f} s; execution logs in {build / 'html' / 'reports'}",
               file=sys.stderr)

@@ -10,7 +10,9 @@ configuration in clear and the payload's SHA-256). Writes go to a temporary
 file in the same folder and are moved into place with ``os.replace`` (atomic on
 POSIX), the payload before its manifest: an entry counts only once its manifest
 exists and the payload's hash matches it, so an interrupted write or a damaged
-file is detected and recomputed. Loads use ``torch.load(weights_only=True)``:
+file is detected and recomputed. :func:`cached` holds a ``filelock`` lock
+(``<key>.lock``) while it computes an entry, so processes that need the same
+entry at once train it once: the others wait, then load. Loads use ``torch.load(weights_only=True)``:
 payloads hold tensors, numbers, strings and containers of them, never pickled
 code.
 """
@@ -29,6 +31,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from filelock import FileLock
 
 from . import paths
 
@@ -162,8 +165,17 @@ def cached(kind: str, config: Mapping, compute: Callable[[], dict], scope: Itera
     hit = load(kind, config, scope)
     if hit is not None:
         return hit
-    payload = compute()
-    store(kind, config, payload, scope)
+    # Chapters run in parallel processes (and on cluster workers sharing a cache):
+    # one lock per entry, beside it, so a second caller waits for the first to
+    # finish training and then loads its result instead of training it again.
+    pt, _ = _entry(kind, key(kind, config, scope))
+    pt.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(pt.with_suffix(".lock"))):
+        hit = load(kind, config, scope)
+        if hit is not None:
+            return hit
+        payload = compute()
+        store(kind, config, payload, scope)
     # Return what a later load returns (e.g. tensors detached, on the CPU).
     return load(kind, config, scope) or payload
 
@@ -174,7 +186,7 @@ def clear(kind: str | None = None) -> int:
     n = 0
     if root.exists():
         for f in root.rglob("*"):
-            if f.is_file() and f.suffix in (".pt", ".json", ".tmp") and "claims" not in f.parts:
+            if f.is_file() and f.suffix in (".pt", ".json", ".tmp", ".lock") and "claims" not in f.parts:
                 f.unlink()
                 n += 1
     return n

@@ -1,0 +1,286 @@
+"""Execute chapters in parallel: local processes, or tasks on a Dask distributed cluster.
+
+One function, :func:`execute`, runs one chapter on a worker (a local process or
+a Dask worker) and returns everything the client needs as plain data: the
+executed notebook (JSON text), the claims (rows), the seconds it took. The
+client (:func:`run_tasks`) writes those where a local run puts them, so the
+same code serves ``make book``, ``companion run --scheduler`` and
+``companion sweep``.
+
+Two ways to execute a chapter:
+
+* ``params=None``: as the book does, the notebook unchanged (no injected
+  parameters cell) with the profile from ``COMPANION_PROFILE``. The executed
+  notebook then hashes like its source, so adding it to Jupyter Book's
+  execution cache (jupyter-cache) makes ``jupyter-book build`` use it instead
+  of executing again;
+* ``params={...}``: a normal :func:`companion.runner.run` (papermill) with
+  those overrides, as ``companion run`` does.
+
+Each worker process runs one chapter at a time on one intra-op thread: the
+models are chains of small matrix products, where one process per core beats
+threads (see :mod:`companion.device`).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import multiprocessing
+import os
+import re
+import socket
+import tempfile
+import threading
+import time
+import traceback
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from . import cache, chapters, claims, config, paths
+
+#: Environment of every worker process and kernel: one thread per process.
+THREAD_ENV = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+#: Per-cell timeout when the book's _config.yml names none.
+DEFAULT_TIMEOUT = 1800
+TIMINGS_FILE = "timings.json"
+
+# runner.run hands the claims file to the kernel through os.environ; in a worker
+# with several threads, runs must not interleave there.
+_RUN_LOCK = threading.Lock()
+
+
+class ClusterError(RuntimeError):
+    """The cluster cannot be used (unreachable, or its workers run another library)."""
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _first_line(exc: BaseException) -> str:
+    text = _ANSI.sub("", str(exc)).strip()
+    # nbclient puts the failing cell first and the error last; the error says more.
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    last = lines[-1] if lines else ""
+    return f"{type(exc).__name__}: {last}"[:500]
+
+
+def book_timeout() -> int:
+    import yaml
+
+    cfg = yaml.safe_load((paths.repo_root() / "book" / "_config.yml").read_text()) or {}
+    return int((cfg.get("execute") or {}).get("timeout") or DEFAULT_TIMEOUT)
+
+
+def execute(
+    chapter_id: str,
+    profile: str,
+    params: Mapping[str, Any] | None = None,
+    source: str | None = None,
+    timeout: int | None = None,
+) -> dict:
+    """Execute one chapter here (a worker); returns plain data for the client.
+
+    ``source`` is the notebook's JSON as the client read it, so a worker runs
+    exactly the client's cells (its own checkout must hold the same library).
+    Execution errors come back as ``ok: False`` with the traceback; they are
+    not raised, so Dask does not retry a chapter that fails by itself.
+    """
+    import nbformat
+
+    os.environ.update(THREAD_ENV)  # this process (and so each kernel it starts)
+    t0 = time.perf_counter()
+    out: dict[str, Any] = {"chapter": chapter_id, "params": dict(params) if params is not None else None,
+                           "host": socket.gethostname(), "pid": os.getpid()}
+    try:
+        chapter = chapters.get(chapter_id)
+        with tempfile.TemporaryDirectory(prefix=f"companion-{chapter_id}-") as tmp:
+            if params is None:
+                from nbclient import NotebookClient
+
+                nb = nbformat.reads(source, as_version=4) if source else nbformat.read(chapter.path, as_version=4)
+                claims_file = Path(tmp) / "claims.json"
+                env = {**os.environ, **THREAD_ENV, config.PROFILE_ENV: profile,
+                       claims.CLAIMS_FILE_ENV: str(claims_file), "TQDM_DISABLE": "1"}
+                client = NotebookClient(nb, timeout=timeout or book_timeout(), kernel_name="python3",
+                                        allow_errors=False, record_timing=False,
+                                        resources={"metadata": {"path": str(chapter.path.parent)}})
+                client.execute(env=env)
+            else:
+                from . import runner
+
+                with _RUN_LOCK:
+                    out_nb, _ = runner.run(chapter_id, params, profile, tmp, timeout)
+                nb = nbformat.read(out_nb, as_version=4)
+                claims_file = Path(tmp) / f"{chapter_id}.claims.json"
+            out["notebook"] = nbformat.writes(nb)
+            out["claims"] = json.loads(claims_file.read_text()) if claims_file.is_file() else []
+        out["ok"] = True
+    except Exception as exc:  # the chapter failed; report it, do not retry it
+        out.update(ok=False, error=_first_line(exc), traceback=traceback.format_exc())
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+# --- where results land -----------------------------------------------------------
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file in the same folder (never half-written)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def status_of(claim) -> str:
+    """``pass``, ``fail`` or ``undecided`` (works with claims that only have ``passed``)."""
+    s = getattr(claim, "status", None)
+    if not isinstance(s, str):
+        s = "pass" if getattr(claim, "passed", False) else "fail"
+    return s.lower()
+
+
+def counts(rows: list[dict]) -> dict[str, int]:
+    """Pass/fail/undecided counts of claim rows (read through ``claims.load_file``)."""
+    n = {"pass": 0, "fail": 0, "undecided": 0}
+    if rows:
+        with tempfile.TemporaryDirectory() as tmp:
+            f = Path(tmp) / "c.json"
+            f.write_text(json.dumps(rows))
+            for c in claims.load_file(f):
+                s = status_of(c)
+                n[s] = n.get(s, 0) + 1
+    return n
+
+
+def progress_line(result: dict, done: int, total: int, label: str | None = None) -> str:
+    name = label or result["chapter"]
+    if not result.get("ok"):
+        return f"[{done:>{len(str(total))}}/{total}] {name:<22} {result['seconds']:6.0f} s  FAILED: {result['error']}"
+    n = counts(result["claims"])
+    where = f"{result['host']}:{result['pid']}"
+    return (f"[{done:>{len(str(total))}}/{total}] {name:<22} {result['seconds']:6.0f} s  "
+            f"pass {n['pass']}  fail {n['fail']}  undecided {n['undecided']}  ({where})")
+
+
+# --- measured durations, for longest-first and `companion list` ---------------------
+
+
+def load_timings(path: Path) -> dict[str, dict[str, float]]:
+    try:
+        data = json.loads(Path(path).read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def record_timing(paths_: list[Path], profile: str, chapter_id: str, seconds: float) -> None:
+    """Remember a chapter's last execution time per profile (read-modify-write under a lock)."""
+    for path in paths_:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(path) + ".lock"):
+            data = load_timings(path)
+            data.setdefault(profile, {})[chapter_id] = round(float(seconds), 1)
+            atomic_write(path, json.dumps(data, indent=1, sort_keys=True))
+
+
+def cache_timings_file() -> Path:
+    return paths.cache_root() / TIMINGS_FILE
+
+
+def longest_first(ids: list[str], timings: Mapping[str, float]) -> list[str]:
+    """Chapters by their last measured time, longest first; never-measured ones first, in book order."""
+    order = {c: i for i, c in enumerate(ids)}
+    return sorted(ids, key=lambda c: (c in timings, -timings.get(c, 0.0), order[c]))
+
+
+# --- running tasks: local processes or a Dask cluster -------------------------------
+
+
+def _init_worker() -> None:
+    os.environ.update(THREAD_ENV)
+
+
+def connect(scheduler: str, timeout: float = 20):
+    """A Dask client for ``scheduler``, after checking its workers run this library."""
+    from distributed import Client
+
+    try:
+        client = Client(scheduler, timeout=timeout)
+    except Exception as exc:  # unreachable, wrong address
+        raise ClusterError(f"cannot reach the Dask scheduler at {scheduler}: {_first_line(exc)}") from None
+    try:
+        info = client.scheduler_info()
+        if not info.get("workers"):
+            client.wait_for_workers(1, timeout=timeout)
+        ours = cache.fingerprint(())
+        theirs = client.run(cache.fingerprint, ())
+        other = sorted(w for w, fp in theirs.items() if fp != ours)
+        if other:
+            raise ClusterError(f"workers {', '.join(other)} run another version of the companion library; "
+                               "install the same checkout on every worker")
+    except BaseException as exc:
+        client.close()
+        if isinstance(exc, ClusterError):
+            raise
+        raise ClusterError(f"no usable workers at {scheduler}: {_first_line(exc)}") from None
+    return client
+
+
+def run_tasks(tasks: list[dict], workers: int | None = None, scheduler: str | None = None,
+              log=print) -> Iterator[dict]:
+    """Run :func:`execute` once per task (its keyword arguments); yield each result as it finishes.
+
+    Tasks start in the order given (put the longest first). Locally: ``workers``
+    processes (default: one per core). With ``scheduler``: tasks on that Dask
+    cluster; a worker that dies mid-task has its task run again elsewhere.
+    """
+    if not tasks:
+        return
+    if scheduler:
+        from distributed import as_completed
+
+        client = connect(scheduler)
+        try:
+            log(f"cluster: {scheduler}, {len(client.scheduler_info()['workers'])} workers, "
+                f"dashboard {client.dashboard_link}")
+            futures = {}
+            for i, kw in enumerate(tasks):
+                # A higher priority starts first; pure=False: a rerun is a new task.
+                fut = client.submit(execute, **kw, pure=False, priority=len(tasks) - i,
+                                    key=f"{kw['chapter_id']}-{i}-{os.getpid()}-{time.time_ns()}")
+                futures[fut] = kw
+            for fut in as_completed(futures):
+                try:
+                    yield fut.result()
+                except Exception as exc:  # e.g. KilledWorker: the task killed worker after worker
+                    yield {"chapter": futures[fut]["chapter_id"], "params": futures[fut].get("params"),
+                           "ok": False, "error": _first_line(exc), "traceback": traceback.format_exc(),
+                           "seconds": 0.0}
+        finally:
+            client.close()
+        return
+    n = max(1, int(workers or os.cpu_count() or 1))
+    ctx = multiprocessing.get_context("spawn")  # no forked torch/kernel state
+    with cf.ProcessPoolExecutor(max_workers=min(n, len(tasks)), mp_context=ctx, initializer=_init_worker) as pool:
+        futures = {pool.submit(execute, **kw): kw for kw in tasks}
+        try:
+            for fut in cf.as_completed(futures):
+                try:
+                    yield fut.result()
+                except Exception as exc:  # the worker process died
+                    kw = futures[fut]
+                    yield {"chapter": kw["chapter_id"], "params": kw.get("params"), "ok": False,
+                           "error": _first_line(exc), "traceback": traceback.format_exc(), "seconds": 0.0}
+        finally:
+            for fut in futures:
+                fut.cancel()
