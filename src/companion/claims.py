@@ -230,8 +230,9 @@ class ChapterClaims:
             raise RuntimeError(f"chapter {self.chapter} did not check its registered claims: {', '.join(missing)}")
         self.save()
         frame = self.frame
-        summary = f"{counts_text(self.claims)} — profile {self.settings.profile}"
+        summary = f"{counts_text(self.claims)} — profile {self.settings.profile} (live: computed in this run)"
         html = f"<p><b>{summary}</b></p>" + render_html(frame)
+        html += recorded_html(self.chapter, self.settings.profile)
         if any(c.revised for c in self.claims):
             html += "<p><b>Revised criteria.</b></p><ul>" + "".join(
                 f"<li><code>{c.id}</code>: {c.revised}</li>" for c in self.claims if c.revised) + "</ul>"
@@ -245,6 +246,32 @@ class ChapterClaims:
             "application/json": {"claims": [c.as_row() for c in self.claims]},
         }
         display(bundle, raw=True)
+
+
+def recorded_html(chapter: str, live_profile: str, profile: str = "paper") -> str:
+    """The recorded ``paper`` verdicts of a chapter beside the live ones, with their provenance."""
+    from html import escape
+
+    from . import records
+
+    if live_profile == profile:
+        return ""
+    rec = records.load(chapter, profile)
+    if rec is None:
+        return (f"<p><i>No recorded <code>{profile}</code> run of this chapter yet: "
+                f"<code>companion record {chapter} --profile {profile}</code> makes one.</i></p>")
+    old = records.recorded_claims(rec)
+    stale = set(records.stale_ids(rec))
+    rows = "".join(
+        f"<tr><td><code>{escape(c.id)}</code></td><td>{escape(c.observed)}</td>"
+        f"<td style='color: {COLOURS[c.status]}; font-weight: bold'>{c.status}"
+        f"{' (stale: rule changed since)' if c.id in stale else ''}</td></tr>" for c in old)
+    missing = [cid for cid in stale if cid not in {c.id for c in old}]
+    extra = (f"<p>Not in the record (registered after it was made): {', '.join(missing)}.</p>" if missing else "")
+    return (f"<p><b>Recorded <code>{profile}</code> budget</b> — not live: {escape(records.provenance(rec))}. "
+            f"{counts_text(old)}.</p>"
+            f"<table class='companion-claims'><thead><tr><th>claim</th><th>observed ({escape(records.label(rec))})"
+            f"</th><th>status</th></tr></thead><tbody>{rows}</tbody></table>{extra}")
 
 
 _FIELDS = {f.name for f in fields(Claim)}

@@ -79,6 +79,18 @@ def forest(claims: list[C.Claim], title: str = "", clip: float = 4.0):
     return fig
 
 
+def recorded_claims(profile: str = "paper") -> list[C.Claim]:
+    """Every claim of every recorded run of ``profile`` (results/<profile>/*.json)."""
+    from . import records
+
+    out: list[C.Claim] = []
+    for ch in chapters.all_chapters():
+        rec = records.load(ch.id, profile)
+        if rec is not None:
+            out.extend(records.recorded_claims(rec))
+    return out
+
+
 def summary_frame(claims: list[C.Claim], by: str) -> pd.DataFrame:
     rows = {}
     for c in claims:
@@ -101,14 +113,30 @@ def show(profile: str | None = None) -> None:
     if not claims:
         display(HTML("<p>No claims stored yet: build the book or run the chapters.</p>"))
         return
-    per_paper = summary_frame(claims, "paper").rename(index=lambda p: chapters.PAPERS.get(p, p))
+    per_paper = summary_frame(claims, "paper")
+    per_paper.columns = pd.MultiIndex.from_product([[f"{prof} (live)"], per_paper.columns])
+    if prof != "paper":
+        rec = recorded_claims()
+        if rec:
+            recorded = summary_frame(rec, "paper")
+            recorded.columns = pd.MultiIndex.from_product([["paper (recorded)"], recorded.columns])
+            per_paper = per_paper.join(recorded, how="outer").fillna(0).astype(int)
+    per_paper = per_paper.rename(index=lambda p: chapters.PAPERS.get(p, p))
     display(HTML("<div class='companion-wide'>" + per_paper.to_html() + "</div>"))
     for paper, title in chapters.PAPERS.items():
         group = [c for c in claims if c.paper == paper]
         if not group:
             continue
         display(HTML(f"<h2>{title}</h2><p>{C.counts_text(group)}.</p>"))
-        display(HTML("<div class='companion-wide'>" + summary_frame(group, "chapter").to_html() + "</div>"))
+        per_chapter = summary_frame(group, "chapter")
+        if prof != "paper":
+            from . import records
+
+            per_chapter["paper (recorded)"] = [
+                (records.label(r) + ": " + C.counts_text(records.recorded_claims(r))
+                 + (" — stale" if records.stale_ids(r) else "")) if (r := records.load(ch, "paper")) else "—"
+                for ch in per_chapter.index]
+        display(HTML("<div class='companion-wide'>" + per_chapter.to_html() + "</div>"))
         fig = forest(group, title=f"{paper}: estimates against the papers' values")
         plt.show()
         plt.close(fig)

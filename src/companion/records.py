@@ -1,0 +1,188 @@
+"""Recorded runs: a chapter's verdicts under a profile, with their provenance, kept in the repository.
+
+A ``paper`` run takes hours; a reader should not have to spend them to see its
+result. ``companion record CHAPTER --profile paper`` executes the chapter and
+writes ``results/<profile>/<chapter>.json``: the claims, the parameters it ran
+with, the code commit, the date, the wall time and the machine. When fewer
+seeds (or other smaller settings) than the profile's defaults were run, the
+record says so under ``partial``. No weights and no executed notebook go into
+the repository: a record is small and text.
+
+Chapters show a record beside the live result (:meth:`companion.claims.ChapterClaims.show`);
+a record whose claim rules have changed in the registry since it was made is
+shown as *stale*. ``companion verify CHAPTER`` re-runs a record's parameters and
+reports whether the verdicts and the estimates agree.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import subprocess
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from . import claims as C, config, paths, registry, runner
+
+#: Relative tolerance for an estimate to count as reproduced by ``verify``.
+VERIFY_RTOL = 1e-3
+VERIFY_ATOL = 1e-6
+
+
+def results_dir(profile: str) -> Path:
+    return paths.repo_root() / "results" / profile
+
+
+def record_path(chapter: str, profile: str = "paper") -> Path:
+    return results_dir(profile) / f"{chapter}.json"
+
+
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], cwd=paths.repo_root(), capture_output=True, text=True,
+                              timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def commit() -> str:
+    """HEAD's hash, with ``+dirty`` when the library or the chapters have uncommitted changes."""
+    head = _git("rev-parse", "HEAD") or "unknown"
+    dirty = _git("status", "--porcelain", "--", "src", "notebooks", "_config.yml")
+    return head + ("+dirty" if dirty else "")
+
+
+def machine() -> str:
+    import torch
+
+    cpu = platform.processor() or platform.machine()
+    dev = "cuda " + torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+    return f"{platform.system()} {cpu}, {os.cpu_count()} cores, torch {torch.__version__} ({dev})"
+
+
+def _is_budget(name: str) -> bool:
+    """Parameters that size the work (seeds, steps, epochs), not ones that pick a seed or a setting."""
+    return name.startswith("n_") or name.endswith(("_seeds", "steps", "epochs")) or name in ("epochs", "steps")
+
+
+def partial(chapter: str, profile: str, params: dict[str, Any]) -> dict[str, dict]:
+    """Parameters set below the profile's default (fewer seeds, steps, epochs): what was cut."""
+    out = {}
+    for name, p in config.schema(chapter).items():
+        if name not in params or name == "profile":
+            continue
+        full = p.default_for(profile)
+        ran = params[name]
+        if isinstance(full, (int, float)) and not isinstance(full, bool) and isinstance(ran, (int, float)) \
+                and ran < full and _is_budget(name):
+            out[name] = {"ran": ran, "profile": full}
+    return out
+
+
+def label(rec: dict) -> str:
+    cut = rec.get("partial") or {}
+    if not cut:
+        return rec["profile"]
+    parts = ", ".join(f"{k} {v['ran']} of {v['profile']}" for k, v in cut.items())
+    return f"{rec['profile']} (partial: {parts})"
+
+
+def _write(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(data, fh, indent=1, allow_nan=True)
+        fh.write("\n")
+    os.replace(tmp, path)
+
+
+def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
+           output_dir: str | Path | None = None) -> Path:
+    """Execute ``chapter`` under ``profile`` (with ``raw_params`` overrides) and write its record."""
+    params = runner.prepare(chapter, raw_params or {}, profile)  # validates before anything runs
+    prof = params.pop("profile")
+    settings = config.resolve(chapter, prof, **params)
+    with tempfile.TemporaryDirectory(prefix=f"record-{chapter}-") as tmp:
+        t0 = time.perf_counter()
+        _, found = runner.run(chapter, params, prof, output_dir or tmp)
+        wall = time.perf_counter() - t0
+    data = {
+        "chapter": chapter,
+        "profile": prof,
+        "commit": commit(),
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "wall_s": round(wall, 1),
+        "machine": machine(),
+        "parameters": settings.as_dict(),
+        "overrides": {k: v for k, v in params.items()},
+        "partial": partial(chapter, prof, params),
+        "claims": [c.as_row() for c in found],
+    }
+    path = record_path(chapter, prof)
+    _write(path, data)
+    return path
+
+
+def load(chapter: str, profile: str = "paper") -> dict | None:
+    path = record_path(chapter, profile)
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text())
+
+
+def recorded_claims(rec: dict) -> list[C.Claim]:
+    return [C.from_row(r) for r in rec.get("claims", [])]
+
+
+def stale_ids(rec: dict) -> list[str]:
+    """Claims whose registry entry changed (or vanished) since the record was made, plus new claims."""
+    reg = registry.entries()
+    have = {r["id"]: r.get("digest", "") for r in rec.get("claims", [])}
+    out = [cid for cid, d in have.items() if cid not in reg or reg[cid].digest != d]
+    out += [e.id for e in registry.for_chapter(rec["chapter"]) if e.id not in have]
+    return out
+
+
+def provenance(rec: dict) -> str:
+    commit_short = rec["commit"][:10] + ("+dirty" if rec["commit"].endswith("+dirty") else "")
+    return (f"recorded {rec['date'][:10]} at commit {commit_short}, {label(rec)}, "
+            f"wall time {rec['wall_s'] / 60:.1f} min on {rec['machine']}")
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return math.isclose(a, b, rel_tol=VERIFY_RTOL, abs_tol=VERIFY_ATOL)
+
+
+def compare(old: list[C.Claim], new: list[C.Claim]) -> list[str]:
+    """Differences between two sets of verdicts, one line each (empty: they agree)."""
+    a, b = {c.id: c for c in old}, {c.id: c for c in new}
+    out = [f"{cid}: only in the record" for cid in a.keys() - b.keys()]
+    out += [f"{cid}: only in the new run" for cid in b.keys() - a.keys()]
+    for cid in sorted(a.keys() & b.keys()):
+        x, y = a[cid], b[cid]
+        if x.status != y.status:
+            out.append(f"{cid}: verdict {x.status} -> {y.status}")
+        for f in ("estimate", "lo", "hi"):
+            if not _close(getattr(x, f), getattr(y, f)):
+                out.append(f"{cid}: {f} {getattr(x, f)} -> {getattr(y, f)}")
+    return out
+
+
+def verify(chapter: str, profile: str = "paper") -> tuple[bool, list[str]]:
+    """Re-run a recorded chapter with its recorded parameters; (agree, differences)."""
+    rec = load(chapter, profile)
+    if rec is None:
+        raise config.ConfigError(f"no record for {chapter!r} under {profile!r} ({record_path(chapter, profile)})")
+    with tempfile.TemporaryDirectory(prefix=f"verify-{chapter}-") as tmp:
+        _, found = runner.run(chapter, rec.get("overrides", {}), rec["profile"], tmp)
+    diffs = compare(recorded_claims(rec), found)
+    return not diffs, diffs

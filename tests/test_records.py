@@ -1,0 +1,57 @@
+"""Recorded runs: provenance, partial budgets, staleness, and `verify` on a real chapter."""
+
+import json
+
+import pytest
+
+from companion import claims, records, registry
+
+
+def _claim(cid="demo/acc", status="pass", est=0.95, digest="d1"):
+    return claims.Claim(chapter="demo", paper="pandey2022", figure="F", id=cid, claim="s", expected="e",
+                        observed="o", criterion="c", status=status, estimate=est, lo=est - 0.01, hi=est + 0.01,
+                        n=3, digest=digest)
+
+
+def test_compare_reports_verdict_and_value_changes():
+    assert records.compare([_claim()], [_claim()]) == []
+    assert records.compare([_claim()], [_claim(est=0.95 * (1 + 1e-5))]) == []  # float noise
+    diffs = records.compare([_claim()], [_claim(status="fail", est=0.5)])
+    assert any("verdict pass -> fail" in d for d in diffs) and any("estimate" in d for d in diffs)
+    assert records.compare([_claim()], [_claim("demo/other")]) != []
+
+
+def test_partial_names_the_cuts():
+    cut = records.partial("f-em1", "paper", {"n_seeds": 10, "epochs": 100, "seed": 3})
+    assert cut == {"n_seeds": {"ran": 10, "profile": 200}}
+    rec = {"profile": "paper", "partial": cut}
+    assert records.label(rec) == "paper (partial: n_seeds 10 of 200)"
+    assert records.label({"profile": "paper", "partial": {}}) == "paper"
+
+
+def test_stale_when_the_rule_changed(monkeypatch):
+    e = registry.Entry(id="demo/acc", paper="pandey2022", chapter="demo", figure="F", statement="s", source="t",
+                       statistic="s", rule={"test": "at_least", "threshold": 0.9}, reference={}, added="2026-12-01")
+    monkeypatch.setattr(registry, "entries", lambda: {e.id: e})
+    fresh = {"chapter": "demo", "claims": [_claim(digest=e.digest).as_row()]}
+    old = {"chapter": "demo", "claims": [_claim(digest="something-else").as_row()]}
+    assert records.stale_ids(fresh) == [] and records.stale_ids(old) == ["demo/acc"]
+
+
+
+def test_record_then_verify_a_small_chapter(tmp_path, monkeypatch):
+    monkeypatch.setattr(records, "results_dir", lambda profile: tmp_path / "results" / profile)
+    chapter = "f-em1"
+    path = records.record(chapter, {"n_seeds": 3, "epochs": 3}, profile="smoke")
+    rec = json.loads(path.read_text())
+    for key in ("chapter", "profile", "commit", "date", "wall_s", "machine", "parameters", "claims", "partial"):
+        assert key in rec
+    assert rec["parameters"]["n_seeds"] == 3 and rec["partial"] == {"n_seeds": {"ran": 3, "profile": 4}}
+    assert rec["claims"], "the chapter recorded no claims"
+    ok, diffs = records.verify(chapter, "smoke")
+    assert ok, diffs
+    # a tampered record is caught
+    rec["claims"][0]["estimate"] = (rec["claims"][0]["estimate"] or 0) + 1.0
+    path.write_text(json.dumps(rec))
+    ok, diffs = records.verify(chapter, "smoke")
+    assert not ok and diffs
