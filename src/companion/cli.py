@@ -1,7 +1,9 @@
 """The ``companion`` command: list chapters, run one with parameters, print the scorecard.
 
     companion list [--json]
-    companion run CHAPTER [-p NAME VALUE]... [--profile P] [--output DIR]
+    companion run CHAPTER [-p NAME VALUE]... [--profile P] [--output DIR] [--scheduler ADDRESS]
+    companion sweep CHAPTER -p NAME VALUES [--workers N | --scheduler ADDRESS] [--profile P] [--json]
+    companion build [--workers N | --scheduler ADDRESS] [--profile P] [--path-output DIR]
     companion scorecard [--json] [--profile P]
 
 Bad input (unknown chapter, parameter or value) prints one line and exits 2.
@@ -14,11 +16,12 @@ import json
 import sys
 from dataclasses import asdict
 
-from . import chapters, claims, config, runner
+from . import chapters, claims, config, parallel, runner
 
 
 def _list(args) -> int:
     profile = config.active_profile(args.profile)
+    timings = parallel.load_timings(parallel.cache_timings_file())
     rows = []
     for ch in chapters.all_chapters():
         try:
@@ -35,6 +38,8 @@ def _list(args) -> int:
                 "parameters": {n: p.default_for(profile) for n, p in schema.items()},
                 "help": {n: p.help for n, p in schema.items()},
                 "allowed": {n: p.allowed() for n, p in schema.items()},
+                # Last measured execution (book build, run or sweep) per profile, in seconds.
+                "seconds": {prof: t[ch.id] for prof, t in sorted(timings.items()) if ch.id in t},
             }
         )
     if args.json:
@@ -42,7 +47,8 @@ def _list(args) -> int:
         return 0
     print(f"profile: {profile}")
     for r in rows:
-        print(f"\n{r['id']:<16} {r['paper']}  {r['figure']}: {r['title']}")
+        last = "  ".join(f"{p} {s:.0f} s" for p, s in r["seconds"].items())
+        print(f"\n{r['id']:<16} {r['paper']}  {r['figure']}: {r['title']}" + (f"   [last run: {last}]" if last else ""))
         for name, default in r["parameters"].items():
             print(f"    {name:<14} = {default!r:<12} {r['allowed'][name]:<28} {r['help'][name]}")
     return 0
@@ -54,47 +60,94 @@ def _run(args) -> int:
         params[name] = value
     # Validate first: errors raise ConfigError before anything is executed or written.
     runner.prepare(args.chapter, params, args.profile)
-    out_nb, recorded = runner.run(args.chapter, params, args.profile, args.output)
+    if args.scheduler:
+        out_nb, recorded = _run_on_cluster(args, params)
+    else:
+        out_nb, recorded = runner.run(args.chapter, params, args.profile, args.output)
     print(f"executed {args.chapter} -> {out_nb}")
     if recorded:
         frame = claims.to_frame(recorded)
-        n = int(frame["passed"].sum())
-        print(f"{n} of {len(frame)} claims pass\n")
-        print(frame[["id", "expected", "observed", "criterion", "status"]].to_string(index=False))
+        print(claims.counts_text(recorded) + "\n")
+        print(frame[["id", "expected", "observed", "status"]].to_string(index=False))
     else:
         print("this chapter recorded no claims")
     return 0
 
 
+def _run_on_cluster(args, params):
+    """``companion run --scheduler``: the run is a task on a worker; its files land here as a local run's."""
+    import json as _json
+    from pathlib import Path
+
+    profile = config.active_profile(args.profile)
+    (r,) = parallel.run_tasks([dict(chapter_id=args.chapter, profile=profile, params=params)],
+                              scheduler=args.scheduler, log=lambda *a: print(*a, file=sys.stderr))
+    if not r.get("ok"):
+        raise RuntimeError(f"{args.chapter} failed on {r.get('host', '?')}: {r['error']}")
+    out = Path(args.output).resolve()
+    out_nb, claims_file = out / f"{args.chapter}.ipynb", out / f"{args.chapter}.claims.json"
+    parallel.atomic_write(claims_file, _json.dumps(r["claims"], indent=1))
+    parallel.atomic_write(out_nb, r["notebook"])
+    print(parallel.progress_line(r, 1, 1), file=sys.stderr)
+    return out_nb, claims.load_file(claims_file)
+
+
+def _sweep(args) -> int:
+    from pathlib import Path
+
+    from . import sweep
+
+    if len(args.param) != 1:
+        raise config.ConfigError("sweep takes one -p NAME VALUES")
+    (name, text), = args.param
+    values = sweep.parse_values(args.chapter, name, text, args.profile)  # all checked before any run
+    output = Path(args.output or f"companion-sweeps/{args.chapter}-{name}").resolve()
+    log = (lambda *a: print(*a, file=sys.stderr, flush=True)) if args.json else (lambda *a: print(*a, flush=True))
+    result = sweep.sweep(args.chapter, name, values, args.profile, output, args.workers, args.scheduler, log=log)
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        print()
+        sweep.print_summary(result)
+        print(f"\nnotebooks and claims in {output}/{name}=VALUE/; summary in {output / 'sweep.json'}")
+    return 0 if all(r["ok"] for r in result["runs"]) else 1
+
+
+def _build(args) -> int:
+    from . import bookbuild
+
+    return bookbuild.run_build(args)
+
+
 def _scorecard(args) -> int:
     profile = config.active_profile(args.profile)
-    frame, missing = claims.scorecard(profile)
+    found, missing = claims.scorecard_claims(profile)
     if args.json:
-        rows = frame.drop(columns=["status"]).to_dict(orient="records")
-        out = [
-            {
-                "chapter": r["chapter"],
-                "paper": claims._paper_of(r["chapter"]),
-                "figure": r["figure"],
-                "id": r["id"],
-                "claim": r["claim"],
-                "expected": r["expected"],
-                "observed": r["observed"],
-                "criterion": r["criterion"],
-                "passed": bool(r["passed"]),
-                "profile": r["profile"],
-            }
-            for r in rows
-        ]
-        print(json.dumps(out, indent=1))
+        keys = ("chapter", "paper", "figure", "id", "claim", "expected", "observed", "criterion", "status",
+                "estimate", "lo", "hi", "n", "reference", "revised", "profile")
+        print(json.dumps([{**{k: getattr(c, k) for k in keys}, "passed": c.passed} for c in found], indent=1))
         return 0
-    n = int(frame["passed"].sum()) if len(frame) else 0
-    print(f"profile: {profile}   {n} of {len(frame)} claims pass")
-    if len(frame):
-        print(frame[["chapter", "figure", "id", "observed", "status"]].to_string(index=False))
+    print(f"profile: {profile}   {claims.counts_text(found)}")
+    for paper in chapters.PAPERS:
+        group = [c for c in found if c.paper == paper]
+        if group:
+            print(f"  {paper}: {claims.counts_text(group)}")
+    if found:
+        frame = claims.to_frame(found)
+        print(frame[["chapter", "id", "observed", "status"]].to_string(index=False))
     if missing:
         print(f"\nno claims stored yet for: {', '.join(missing)} (run them, or build the book)")
     return 0
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return n
 
 
 class _Parser(argparse.ArgumentParser):
@@ -114,7 +167,24 @@ def build_parser() -> argparse.ArgumentParser:
     pr.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"))
     pr.add_argument("--profile", help="smoke, quick or paper")
     pr.add_argument("--output", default="companion-runs", help="folder for the executed notebook")
+    pr.add_argument("--scheduler", metavar="ADDRESS", help="run it on this Dask scheduler, e.g. tcp://10.0.0.5:8786")
     pr.set_defaults(func=_run)
+    pw = sub.add_parser("sweep", help="run a chapter once per value of a parameter, in parallel")
+    pw.add_argument("chapter")
+    pw.add_argument("-p", "--param", nargs=2, action="append", required=True, metavar=("NAME", "VALUES"),
+                    help="values: a,b,c or a half-open range 0:10 (list parameters: a;b;c)")
+    pw.add_argument("--profile", help="smoke, quick or paper")
+    where = pw.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=_positive, metavar="N", help="runs at once here (default: one per core)")
+    where.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler")
+    pw.add_argument("--output", help="folder for the runs (default: companion-sweeps/CHAPTER-NAME)")
+    pw.add_argument("--json", action="store_true", help="print the summary as JSON (progress goes to stderr)")
+    pw.set_defaults(func=_sweep)
+    pb = sub.add_parser("build", help="execute the chapters in parallel (or on a cluster), then build the book")
+    from . import bookbuild
+
+    bookbuild.add_arguments(pb)
+    pb.set_defaults(func=_build)
     ps = sub.add_parser("scorecard", help="every recorded claim with its status")
     ps.add_argument("--json", action="store_true")
     ps.add_argument("--profile")
@@ -126,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except config.ConfigError as exc:
+    except (config.ConfigError, parallel.ClusterError) as exc:
         print(f"companion: error: {exc}", file=sys.stderr)
         return 2
     except Exception as exc:  # papermill execution errors and the like
