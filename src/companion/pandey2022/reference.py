@@ -225,3 +225,66 @@ REFERENCE["T-COCO"] = pd.DataFrame(_rows(("score", "train", "val"), [("random10"
                                                                        ("top20", 0.429, 0.429)], "[REPO 13_COCO]"))
 REFERENCE["F-COCO"] = pd.DataFrame(_rows(("word", "beta"), [("motorcycle", 0.371), ("dog", 0.79), ("baseball bat", 0.0),
                                                             ("man", 0.427), ("frisbee", 0.065)], "[REPO 13_COCO]"))
+
+
+def _effect(table: str, a: dict, b: dict, column: str, pair_by: str) -> dict:
+    """Mean, sd and count of the authors' paired differences a - b (runs paired by ``pair_by``)."""
+    t = REFERENCE[table]
+
+    def pick(where):
+        rows = t
+        for k, v in where.items():
+            rows = rows[rows[k] == v]
+        return rows.set_index(pair_by)[column]
+
+    d = (pick(a) - pick(b)).dropna()
+    return {"diff": float(d.mean()), "sd": float(d.std(ddof=1)) if len(d) > 1 else None, "n": int(len(d)),
+            "a": float(pick(a).mean()), "b": float(pick(b).mean())}
+
+
+_Z0 = {"layer": "zeroth", "normaliser": "softmax", "k": 0, "lr": 0.0005}
+# The comparisons the image chapters' claims make, as the authors' own paired differences (CIFAR: runs paired by
+# seed; pre-training: the CNN-6 and CNN-3 tables paired by net). a and b are the two means.
+_EFFECTS = {
+    "later-layer-ftpt": ("T-CIFAR", {**_Z0, "layer": "sixth"}, _Z0, "train_ftpt", "seed"),
+    "mild-entropy-ftpt": ("T-CIFAR", {**_Z0, "k": 0.003}, _Z0, "train_ftpt", "seed"),
+    "sparsemax-ftpt": ("T-CIFAR", {**_Z0, "normaliser": "sparsemax"}, _Z0, "train_ftpt", "seed"),
+    "spherical-ftpt": ("T-CIFAR", {**_Z0, "normaliser": "spherical"}, _Z0, "train_ftpt", "seed"),
+    "sparsemax-sparsity": ("T-CIFAR", {**_Z0, "normaliser": "sparsemax"}, _Z0, "train_sparsity", "seed"),
+    "sparsemax-acc": ("T-CIFAR", {**_Z0, "normaliser": "sparsemax"}, _Z0, "train_acc", "seed"),
+    "pretrained-focus-ftpt": ("T-INIT-PRETRAIN", {"focus_init": "P", "classify_init": "R", "train_part": "both"},
+                              {"focus_init": "R", "classify_init": "R", "train_part": "both"}, "train_ftpt", "net"),
+    "pretrained-classifier-ftpt": ("T-INIT-PRETRAIN", {"focus_init": "R", "classify_init": "P", "train_part": "focus"},
+                                   {"focus_init": "P", "classify_init": "R", "train_part": "both"}, "train_ftpt", "net"),
+    "frozen-focus-test-acc": ("T-INIT-PRETRAIN", {"focus_init": "R", "classify_init": "R", "train_part": "both"},
+                              {"focus_init": "R", "classify_init": "R", "train_part": "classify"}, "test_acc", "net"),
+}
+REFERENCE["IMAGE-EFFECTS"] = pd.DataFrame(
+    [{"effect": name, **_effect(*spec), "table": spec[0], "source": REFERENCE[spec[0]]["source"].iloc[0]}
+     for name, spec in _EFFECTS.items()])
+
+
+def _failures(where: dict, threshold: float = 90.0) -> dict:
+    """How many of the authors' CIFAR runs matching ``where`` ended below ``threshold`` % training accuracy."""
+    rows = REFERENCE["T-CIFAR"]
+    for k, v in where.items():
+        rows = rows[rows[k].isin(v) if isinstance(v, list) else rows[k] == v]
+    failed = int((rows["train_acc"] < threshold).sum())
+    return {"failed": failed, "runs": int(len(rows)), "rate": failed / len(rows)}
+
+
+# Training failures (training accuracy below 90 %): the largest entropy weight, and softmax / sparsemax at lr 0.003.
+REFERENCE["IMAGE-FAILURES"] = pd.DataFrame([
+    {"setting": "k0", **_failures({"layer": "zeroth", "normaliser": "softmax", "k": 0, "lr": 0.0005})},
+    {"setting": "k0.005", **_failures({"layer": "zeroth", "normaliser": "softmax", "k": 0.005, "lr": 0.0005})},
+    {"setting": "lr0.003", **_failures({"normaliser": ["softmax", "sparsemax"], "lr": 0.003})},
+    {"setting": "lr0.0005", **_failures({"normaliser": ["softmax", "sparsemax"], "k": 0, "lr": 0.0005})},
+])
+REFERENCE["IMAGE-FAILURES"]["source"] = "[REPO-AAAI]"
+
+# Mean, sd and number of runs of every CIFAR setting (the authors list one row per seed).
+_g = REFERENCE["T-CIFAR"].groupby(["layer", "normaliser", "k", "lr"], sort=False)
+_num = [c for c in REFERENCE["T-CIFAR"].columns if c.startswith(("train_", "test_"))]
+REFERENCE["T-CIFAR-MEAN"] = _g[_num].mean().join(_g[_num].std(ddof=1).add_suffix("_sd")).join(
+    _g.size().rename("n")).reset_index()
+REFERENCE["T-CIFAR-MEAN"]["source"] = "[REPO-AAAI]"
