@@ -69,6 +69,17 @@ def run(dist: str, showcase: int, n_seeds: int, epochs: int | None = None, data_
     return d, res, ens, frame
 
 
+def ensemble_runs(frame: pd.DataFrame) -> pd.DataFrame:
+    """The runs the claims are decided over: seeds 0..n_seeds-1 (the showcased seed and the authors' seed
+    count only when they fall in that range, so choosing another showcase never changes a verdict)."""
+    return frame[frame["in_ensemble"]]
+
+
+def epoch0_accuracy(res: dict, frame: pd.DataFrame) -> pd.Series:
+    """Training accuracy (%) of every run before its first update, aligned with ``frame``'s rows."""
+    return pd.Series(res["curves"]["train"]["acc"][:, 0].numpy(), index=frame.index)
+
+
 def outcome_counts(frame: pd.DataFrame) -> pd.DataFrame:
     """How many of the ensemble seeds 0..n_seeds-1 ended in each outcome."""
     f = frame[frame["in_ensemble"]]

@@ -42,6 +42,7 @@ class ArchSpec:
     init: str = "default"          # "default" (PyTorch) or "xavier" (Xavier-normal weights, zero biases)
     focus_zero: bool = False       # the "functionally zero" duplicate-and-negate focus initialisation
     layer: int = 0                 # averaging layer
+    reseed_cls: bool = True        # torch.manual_seed(seed) again before the classification net (most scripts)
 
     @property
     def feature_dim(self) -> int:
@@ -66,6 +67,12 @@ ARCHS = {
     "A_1": ArchSpec("A_1", 2, (50, 50), (50,), 3, focus_bias=False, init="xavier", focus_zero=True),
     "A_2_1": ArchSpec("A_2_1", 5, (50,), (50,), 3, focus_bias=False, init="xavier", focus_zero=True),
     "A_2_2": ArchSpec("A_2_2", 5, (6, 12), (6, 12), 3, focus_bias=False, init="xavier", focus_zero=True),
+    # the appendix sparsity tables as the authors ran them: Xavier-normal focus without the functionally-zero
+    # step, one torch.manual_seed per run (the classification net continues the same random stream)
+    "A_1-random-focus": ArchSpec("A_1-random-focus", 2, (50, 50), (50,), 3, focus_bias=False, init="xavier",
+                                 reseed_cls=False),
+    "A_2_2-random-focus": ArchSpec("A_2_2-random-focus", 5, (6, 12), (6, 12), 3, focus_bias=False, init="xavier",
+                                   reseed_cls=False),
     # the earlier (ECML) variant: biases everywhere, default init, no functionally-zero trick
     "D1-ecml": ArchSpec("D1-ecml", 2, (50, 50), (50,), 3),
     "D2-ecml": ArchSpec("D2-ecml", 5, (6, 12), (6, 12), 3),
@@ -146,10 +153,12 @@ class ClassificationNet(nn.Module):
 
 
 def build_single(spec: ArchSpec, seed: int, dtype=torch.float64):
-    """The authors' convention: ``torch.manual_seed(seed)`` before *each* of the two nets."""
+    """The authors' convention: ``torch.manual_seed(seed)`` before *each* of the two nets (before the focus
+    net only when ``spec.reseed_cls`` is False, as in their sparsity-comparison notebooks)."""
     torch.manual_seed(seed)
     focus = FocusNet(spec).to(dtype)
-    torch.manual_seed(seed)
+    if spec.reseed_cls:
+        torch.manual_seed(seed)
     cls = ClassificationNet(spec).to(dtype)
     return focus, cls
 
