@@ -1,0 +1,243 @@
+"""Open the built book in headless Chromium and check what a reader sees.
+
+    python -m companion.checkhtml --build book/_build/html [--page intro.html ...] [--chromium PATH]
+
+For each page (by default: the introduction, the sources and glossary pages, one chapter of
+each paper and the scorecard) it checks that
+
+* every ``<img>`` has loaded (``naturalWidth > 0``);
+* math is rendered: MathJax ran and every math element holds its output, and no raw ``\\(``,
+  ``\\[`` or ``$$`` is left in the visible text (code blocks excluded);
+* the browser console shows no error and the page raises no JavaScript exception;
+* the page requests nothing outside ``file://`` (``data:``, ``blob:`` and ``about:`` are local):
+  every request is logged, remote ones are blocked and reported;
+
+and saves full-page screenshots at 1280 px and 390 px wide into ``<html>/_screenshots/``.
+Exit status 0 when every page passes, 1 otherwise, 2 when the build or Chromium is missing.
+
+Chromium is driven through Playwright's Python API with the system's ``chromium`` (Debian
+package ``chromium``); Playwright never downloads a browser here. ``$CHROMIUM`` overrides the path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_PAGES = [
+    "intro.html",
+    "notebooks/aitken2021/fig2.html",
+    "notebooks/pandey2022/f-em1.html",
+    "scorecard.html",
+    "sources-aitken2021.html",
+    "sources-pandey2022.html",
+    "glossary.html",
+]
+WIDTHS = {"1280": (1280, 900), "390": (390, 844)}
+LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "chrome-error:")
+MATH_TIMEOUT_MS = 20000
+
+# Runs in the page: images, math and leftover TeX delimiters.
+PAGE_PROBE = r"""
+async () => {
+  const out = {broken: [], mathjax: false, math: 0, unrendered: [], raw: []};
+  document.querySelectorAll('img[loading="lazy"]').forEach(i => { i.loading = 'eager'; });
+  await Promise.all(Array.from(document.images).map(i => i.complete ? null :
+      new Promise(r => { i.addEventListener('load', r); i.addEventListener('error', r); setTimeout(r, 5000); })));
+  for (const img of document.images) {
+    if (!img.complete || img.naturalWidth === 0) out.broken.push(img.getAttribute('src'));
+  }
+  const mathEls = Array.from(document.querySelectorAll('.math'));
+  out.math = mathEls.length;
+  if (mathEls.length) {
+    if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+      await MathJax.startup.promise;
+      out.mathjax = true;
+    }
+    for (const el of mathEls) {
+      if (!el.querySelector('mjx-container') && el.tagName.toLowerCase() !== 'mjx-container')
+        out.unrendered.push(el.textContent.trim().slice(0, 60));
+    }
+  }
+  const main = (document.querySelector('main') || document.body).cloneNode(true);
+  main.querySelectorAll('pre, code, script, style, mjx-container, .highlight, textarea').forEach(e => e.remove());
+  const text = main.textContent;
+  for (const tok of ['\\(', '\\[', '$$']) {
+    const i = text.indexOf(tok);
+    if (i >= 0) out.raw.push(text.slice(Math.max(0, i - 30), i + 40).replace(/\s+/g, ' '));
+  }
+  return out;
+}
+"""
+
+
+@dataclass
+class PageReport:
+    page: str
+    requests: list[str] = field(default_factory=list)
+    remote: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    console: list[str] = field(default_factory=list)
+    broken_images: list[str] = field(default_factory=list)
+    math: str = ""
+    screenshots: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def find_chromium(explicit: str | None = None) -> str | None:
+    for cand in (explicit, os.environ.get("CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
+        if not cand:
+            continue
+        path = shutil.which(cand) or (cand if Path(cand).is_file() else None)
+        if path:
+            return path
+    return None
+
+
+def resolve_html(build: Path) -> Path | None:
+    """The folder holding ``index.html``: ``build`` itself, ``build/html`` or ``build/_build/html``."""
+    for cand in (build, build / "html", build / "_build" / "html"):
+        if (cand / "index.html").is_file():
+            return cand
+    return None
+
+
+def _is_local(url: str) -> bool:
+    return url.startswith(LOCAL_SCHEMES)
+
+
+def check_page(browser, html_dir: Path, page: str, shots: Path | None) -> PageReport:
+    rep = PageReport(page)
+    path = html_dir / page
+    if not path.is_file():
+        rep.problems.append(f"page not found: {path}")
+        return rep
+    for label, (w, h) in WIDTHS.items():
+        ctx = browser.new_context(viewport={"width": w, "height": h}, device_scale_factor=1,
+                                  service_workers="block")
+        pg = ctx.new_page()
+        first = label == "1280"
+
+        def on_route(route, request, rep=rep, first=first):
+            url = request.url
+            if first:
+                rep.requests.append(url)
+            if _is_local(url):
+                route.continue_()
+            else:
+                if first:
+                    rep.remote.append(url)
+                route.abort()
+
+        ctx.route("**/*", on_route)
+        if first:
+            pg.on("requestfailed", lambda r: rep.failed.append(f"{r.url} ({r.failure})")
+                  if _is_local(r.url) else None)
+            pg.on("console", lambda m: rep.console.append(f"{m.type}: {m.text}")
+                  if m.type == "error" else None)
+            pg.on("pageerror", lambda e: rep.console.append(f"exception: {e}"))
+        pg.goto(path.resolve().as_uri(), wait_until="load")
+        if first:
+            if pg.locator(".math").count():
+                try:
+                    pg.wait_for_function("() => window.MathJax && MathJax.startup && MathJax.startup.promise",
+                                         timeout=MATH_TIMEOUT_MS)
+                except Exception:
+                    rep.problems.append("math on the page but MathJax did not load")
+            probe = pg.evaluate(PAGE_PROBE)
+            rep.broken_images = probe["broken"]
+            rep.math = (f"{probe['math']} math elements, MathJax {'ran' if probe['mathjax'] else 'absent'}, "
+                        f"{probe['math'] - len(probe['unrendered'])} rendered")
+            if probe["math"] and not probe["mathjax"]:
+                rep.problems.append("MathJax did not run")
+            if probe["unrendered"]:
+                rep.problems.append(f"{len(probe['unrendered'])} math element(s) not rendered, e.g. "
+                                    f"{probe['unrendered'][0]!r}")
+            if probe["raw"]:
+                rep.problems.append(f"raw TeX delimiters in the text: {probe['raw'][:3]}")
+        else:
+            pg.evaluate(PAGE_PROBE)  # wait for images and math before the screenshot
+        pg.wait_for_timeout(200)
+        if shots is not None:
+            shots.mkdir(parents=True, exist_ok=True)
+            name = page.replace("/", "__").removesuffix(".html") + f"-{label}.png"
+            pg.screenshot(path=str(shots / name), full_page=True)
+            rep.screenshots.append(str(shots / name))
+        ctx.close()
+    if rep.broken_images:
+        rep.problems.append(f"{len(rep.broken_images)} image(s) did not load: {rep.broken_images[:3]}")
+    if rep.remote:
+        rep.problems.append(f"{len(rep.remote)} request(s) outside file://: {rep.remote[:3]}")
+    if rep.failed:
+        rep.problems.append(f"{len(rep.failed)} local request(s) failed: {rep.failed[:3]}")
+    if rep.console:
+        rep.problems.append(f"{len(rep.console)} console error(s): {rep.console[:3]}")
+    return rep
+
+
+def run(html_dir: Path, pages: list[str], chromium: str, shots: Path | None) -> list[PageReport]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True,
+                                    args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        try:
+            return [check_page(browser, html_dir, page, shots) for page in pages]
+        finally:
+            browser.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m companion.checkhtml", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", required=True,
+                    help="the built book: its html folder, or a _build folder or book folder above it")
+    ap.add_argument("--page", action="append", default=None,
+                    help="a page to check, relative to the html folder (repeatable; default: "
+                         + ", ".join(DEFAULT_PAGES) + ")")
+    ap.add_argument("--chromium", default=None, help="path of the Chromium binary (default: $CHROMIUM or chromium)")
+    ap.add_argument("--no-screenshots", action="store_true")
+    ap.add_argument("--log", default=None, help="write every page's report, requests included, as JSON here "
+                                                "(default: <html>/_screenshots/checkhtml.json)")
+    args = ap.parse_args(argv)
+    html_dir = resolve_html(Path(args.build))
+    if html_dir is None:
+        print(f"checkhtml: error: no index.html in {args.build} (or its html/ or _build/html/)", file=sys.stderr)
+        return 2
+    chromium = find_chromium(args.chromium)
+    if chromium is None:
+        print("checkhtml: error: Chromium not found (apt-get install -y chromium, or set $CHROMIUM)",
+              file=sys.stderr)
+        return 2
+    shots = None if args.no_screenshots else html_dir / "_screenshots"
+    reports = run(html_dir, args.page or DEFAULT_PAGES, chromium, shots)
+    log = Path(args.log) if args.log else (shots / "checkhtml.json" if shots else None)
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(json.dumps([r.__dict__ for r in reports], indent=1))
+    for r in reports:
+        print(f"checkhtml: {'ok  ' if r.ok else 'FAIL'} {r.page}: {len(r.requests)} requests "
+              f"({len(r.remote)} remote), {r.math or 'no math'}, {len(r.broken_images)} broken images, "
+              f"{len(r.console)} console errors")
+        for url in r.requests:
+            print(f"    request {url}")
+        for problem in r.problems:
+            print(f"    problem: {problem}")
+    if shots is not None:
+        print(f"checkhtml: screenshots (1280 px and 390 px) in {shots}")
+    bad = [r.page for r in reports if not r.ok]
+    print(f"checkhtml: {len(reports) - len(bad)} of {len(reports)} pages pass" + (f"; failing: {', '.join(bad)}"
+                                                                                   if bad else ""))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
