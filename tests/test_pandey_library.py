@@ -232,7 +232,7 @@ def test_stopped_member_frozen_while_others_continue():
     ens = models.Ensemble([spec] * 2, [7, 7])
     init_loss = float(train.evaluate(ens, d.x_train, d.y_train, d.fore_train, "softmax", torch.zeros(2, dtype=torch.float64))["loss"][0])
     out = train.train_ensemble(ens, d, k=0.0, lr=[0.0, 0.01], optimiser="sgd", max_epochs=3,
-                               stop_loss=init_loss - 1e-6, eval_every=1, show_progress=False)
+                               stop_loss=init_loss - 1e-6, eval_every=1, show_progress=False, stop_on="full")
     assert out["stop_epoch"].tolist() == [3, 1]
     f, c, stop = train.train_single(spec, 7, d, lr=0.01, optimiser="sgd", max_epochs=1, stop_loss=None)
     assert torch.allclose(ens.member_state(1)["cls"]["layers.0.weight"], c.layers[0].weight, atol=1e-12)

@@ -6,12 +6,14 @@ normaliser and entropy weight k, with the seeds (and optionally learning rates o
 the ensemble axis. Programs are keyed by their full configuration, so two chapters asking for the same
 (layer, k, seeds, epochs, dtype) share one trained ensemble (e.g. T-D1, T-A2 and F-TREND).
 
-Protocol (reference note section 3.2): Adam lr 0.001 for both nets, batch 250, early stop when the full
-training loss is <= 0.01 (tested every ``EVAL_EVERY`` epochs), FTPT etc. on the training set at the end,
-accuracy on the test set. Under the ``quick`` profile the chapters cap the epochs and the seeds.
+Protocol (the authors' AAAI code): Adam lr 0.001 for both nets, batch 250, early stop when the epoch's
+loss read from its minibatches is <= 0.01 (checked every epoch, see :mod:`.train`), FTPT etc. and the
+accuracy ("avg Acc" = FTPT + FFPT) on the training set at the end, the test accuracy beside it; curves
+every ``EVAL_EVERY`` epochs. Under the ``quick`` profile the chapters cap the epochs and the seeds.
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -200,8 +202,8 @@ def layer_lr_table(layers: str, lrs: str, n_seeds: int, epochs: int, dtype: str,
             frames.append(f)
     runs = pd.concat(frames, ignore_index=True)
     summ = summarise(runs, ["dataset", "lr", "layer"])
-    cmp = side_by_side(summ, reference("T-LAYER"), ["dataset", "lr", "layer"], ["ftpt", "ffpt", "ftpf", "ffpf"])
-    cmp.insert(3, "ours acc (test)", [f"{a:.1f}" for a in summ["test_acc"]])
+    cmp = side_by_side(summ, reference("T-LAYER"), ["dataset", "lr", "layer"],
+                       ["acc", "ftpt", "ffpt", "ftpf", "ffpf"])
     return runs, summ, cmp
 
 
@@ -217,7 +219,7 @@ def width_table(table: str, dataset: str, arch_name: str, layers: str, focus_wid
     runs = pd.concat(frames, ignore_index=True)
     keys = ["layer", "focus_width", "cls_width"] if table == "T-CPLX" else ["focus_width", "cls_width"]
     summ = summarise(runs, keys)
-    cols = ["acc", "ftpt"] if table == "T-CPLX" else ["ftpt", "ffpt"]
+    cols = ["acc", "ftpt"] if table == "T-CPLX" else ["acc", "ftpt", "ffpt"]
     cmp = side_by_side(summ, reference(table), keys, cols)
     return runs, summ, cmp
 
@@ -230,3 +232,36 @@ def cell(summ: pd.DataFrame, **where):
         m &= (summ[key].astype(float) == float(v)) if isinstance(v, (int, float)) else (summ[key] == v)
     rows = summ[m]
     return None if rows.empty else rows.iloc[0]
+#: the order that pairs two selections of runs member by member (same widths, k, lr and seed)
+PAIR_ORDER = ("dataset", "focus_width", "cls_width", "k", "lr", "seed")
+
+
+def _select(runs: pd.DataFrame, where: dict) -> pd.DataFrame:
+    m = pd.Series(True, index=runs.index)
+    for key, v in where.items():
+        m &= (runs[key].astype(float).round(8) == round(float(v), 8)) if isinstance(v, (int, float)) \
+            else (runs[key] == v)
+    rows = runs[m]
+    return rows.sort_values([c for c in PAIR_ORDER if c in rows and c not in where])
+
+
+def values(runs: pd.DataFrame, column: str, **where) -> np.ndarray:
+    """One value per run of the runs matching ``where`` (e.g. ``layer="zeroth", k=0``), in a fixed
+    order (widths, k, lr, seed), so that two selections pair up run by run for a paired claim.
+    Empty when that setting was not run (the claim is then undecided, not skipped)."""
+    return _select(runs, where)[column].to_numpy(dtype=float)
+
+
+def pair(runs: pd.DataFrame, column: str, a: dict, b: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``column`` of settings ``a`` and ``b``, paired run by run (both empty if either was not run)."""
+    va, vb = values(runs, column, **a), values(runs, column, **b)
+    return (va, vb) if len(va) == len(vb) and len(va) else (np.array([]), np.array([]))
+
+
+def best_count(runs: pd.DataFrame, **where) -> tuple[int, int]:
+    """(best runs, runs) of a setting: a best run's training accuracy exceeds 90 % (the authors' filter)."""
+    acc = _select(runs, where)["acc"].to_numpy(dtype=float)
+    br = met.best_runs(torch.as_tensor(acc), {})
+    return br["n_best"], br["n_runs"]
+
+

@@ -10,9 +10,13 @@ trained together: one forward/backward on weights stacked on a leading axis, one
 for all. Members are independent: their losses are summed, so member e's gradient only depends on
 member e; each member draws its own minibatch order from ``torch.Generator().manual_seed(seed)``.
 
-Early stopping is per member: after each epoch the full-training-set loss is evaluated; a member
-whose loss is <= ``stop_loss`` is *frozen* (no further parameter or optimiser-state update) while
-the others continue. Training ends when all members stopped or at ``max_epochs``.
+Early stopping is per member and tested after every epoch. By default (``stop_on="minibatch"``) it
+reads the loss the way the authors' scripts did: the sum of the epoch's minibatch losses (each taken
+before its update) divided by the number of minibatches minus one (their loop divided by the last
+batch index: 12 minibatches of 250, divided by 11); ``stop_on="full"`` evaluates the loss on the whole
+training set instead. A member whose loss is <= ``stop_loss`` is *frozen* (no further parameter or
+optimiser-state update) while the others continue. Training ends when all members stopped or at
+``max_epochs``. Metrics are recorded every ``eval_every`` epochs and at the end.
 
 ``train_single`` is the plain one-run version with ``torch.optim`` (how the authors trained); the
 tests check that the batched program reproduces it and the benchmark times one against the other.
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 import torch.nn.functional as F
@@ -130,7 +134,7 @@ def evaluate(ens: Ensemble, x, y, fore, normaliser, k, chunk: int = 1000, full: 
 
 def train_ensemble(ens: Ensemble, data, *, k, lr, optimiser="adam", momentum=0.9, batch_size=250,
                    max_epochs=100, stop_loss=0.01, eval_every=1, normaliser="softmax",
-                   show_progress=True, desc="training") -> dict:
+                   show_progress=True, desc="training", stop_on="minibatch") -> dict:
     """Train all members of ``ens`` on ``data`` (a ``MosaicData``); returns curves and final metrics."""
     dtype = ens.dtype
     E = ens.size
@@ -156,21 +160,26 @@ def train_ensemble(ens: Ensemble, data, *, k, lr, optimiser="adam", momentum=0.9
     epoch = 0
     bar_kw = {} if show_progress else {"disable": True}
     for epoch in progress(range(1, max_epochs + 1), desc=desc, total=max_epochs, **bar_kw):
-        run_epoch(ens, xtr, ytr, k, normaliser, gens, opt_f, opt_c, active, batch_size)
-        # the stopping test needs a full pass over the training set, so it runs at the evaluation
-        # epochs only (every ``eval_every`` epochs; the authors tested after every epoch)
-        if epoch % eval_every and epoch != max_epochs:
-            continue
-        tr_metrics = evaluate(ens, xtr, ytr, ftr, normaliser, k)
+        running = run_epoch(ens, xtr, ytr, k, normaliser, gens, opt_f, opt_c, active, batch_size)
+        tr_metrics = None
         if stop_loss is not None:
-            newly = active & (tr_metrics["loss"] <= stop_loss)
+            if stop_on == "minibatch":
+                loss = running / max(-(-N // batch_size) - 1, 1)   # the authors' running sum / last index
+            else:
+                tr_metrics = evaluate(ens, xtr, ytr, ftr, normaliser, k)
+                loss = tr_metrics["loss"]
+            newly = active & (loss <= stop_loss)
             stop_epoch[newly] = epoch
             active &= ~newly
-        record(epoch, tr_metrics)
-        if not bool(active.any()):
+        done = not bool(active.any())
+        if epoch % eval_every == 0 or epoch == max_epochs or done:
+            record(epoch, tr_metrics or evaluate(ens, xtr, ytr, ftr, normaliser, k))
+        if done:
             break
     wall = time.perf_counter() - t0
-    stack = lambda rows: {key: torch.stack([r[key] for r in rows], 1) for key in rows[0]}
+    def stack(rows):
+        return {key: torch.stack([r[key] for r in rows], 1) for key in rows[0]}
+
     final = {"train": evaluate(ens, xtr, ytr, ftr, normaliser, k, full=True),
              "test": evaluate(ens, xte, yte, fte, normaliser, k, full=True)}
     return {"epochs": torch.tensor(curves["epoch"]), "curves": {"train": stack(curves["train"]),
@@ -179,18 +188,22 @@ def train_ensemble(ens: Ensemble, data, *, k, lr, optimiser="adam", momentum=0.9
 
 
 def run_epoch(ens, xtr, ytr, k, normaliser, gens, opt_f, opt_c, active, batch_size=250):
-    """One epoch of minibatch steps for all members (each with its own shuffle from ``gens``)."""
+    """One epoch of minibatch steps for all members (each with its own shuffle from ``gens``);
+    returns each member's sum of its minibatch losses (taken before each update)."""
     N = xtr.shape[0]
     perms = torch.stack([torch.randperm(N, generator=g) for g in gens])
+    running = torch.zeros(ens.size, dtype=torch.float64)
     for s in range(0, N, batch_size):
         idx = perms[:, s:s + batch_size]
         tr = ens(xtr[idx], normaliser)
         loss = member_loss(tr, ytr[idx], k, normaliser)
+        running += loss.detach().double()
         opt_f.zero_grad()
         opt_c.zero_grad()
         loss.sum().backward()
         opt_c.step(active)
         opt_f.step(active)
+    return running
 
 
 def train_steps_only(ens: Ensemble, data, *, k=0.0, lr=0.001, optimiser="adam", momentum=0.9,
@@ -211,7 +224,7 @@ def train_steps_only(ens: Ensemble, data, *, k=0.0, lr=0.001, optimiser="adam", 
 
 def train_single(spec: ArchSpec, seed: int, data, *, k=0.0, lr=0.001, optimiser="adam", momentum=0.9,
                  batch_size=250, max_epochs=100, stop_loss=0.01, normaliser="softmax",
-                 dtype=torch.float64, per_segment=False):
+                 dtype=torch.float64, per_segment=False, stop_on="minibatch"):
     """One run the way the authors' scripts do it: two ``nn.Module`` s, two ``torch.optim`` optimisers,
     a python loop over minibatches. Reference for the batched trainer (tests, benchmark).
 
@@ -240,19 +253,25 @@ def train_single(spec: ArchSpec, seed: int, data, *, k=0.0, lr=0.001, optimiser=
     stop = max_epochs
     for epoch in range(1, max_epochs + 1):
         perm = torch.randperm(N, generator=g)
+        running, batches = 0.0, 0
         for s in range(0, N, batch_size):
             idx = perm[s:s + batch_size]
             loss = objective(xtr[idx], ytr[idx])
+            running, batches = running + float(loss.detach()), batches + 1
             opt_f.zero_grad()
             opt_c.zero_grad()
             loss.backward()
             opt_c.step()
             opt_f.step()
         if stop_loss is not None:
-            with torch.no_grad():
-                if float(objective(xtr, ytr)) <= stop_loss:
-                    stop = epoch
-                    break
+            if stop_on == "minibatch":
+                value = running / max(batches - 1, 1)
+            else:
+                with torch.no_grad():
+                    value = float(objective(xtr, ytr))
+            if value <= stop_loss:
+                stop = epoch
+                break
     return focus, cls, stop
 
 
@@ -264,7 +283,7 @@ def ensemble_config(dataset: str, arch_name: str, *, layer: int = 0, normaliser:
                     lrs: Sequence[float] = (0.001,), widths: Sequence | None = None,
                     focus_zero: bool | None = None, optimiser: str = "adam", epochs: int = 2000,
                     stop_loss: float | None = 0.01, batch_size: int = 250, eval_every: int = 10,
-                    dtype: str = "float64", data_seed: int = 0) -> dict:
+                    dtype: str = "float64", data_seed: int = 0, stop_on: str = "minibatch") -> dict:
     """A plain-data description of one batched program: members = widths x ks x lrs x seeds.
 
     ``widths`` is a list of (focus_hidden, cls_hidden) pairs (default: the architecture's own).
@@ -278,7 +297,7 @@ def ensemble_config(dataset: str, arch_name: str, *, layer: int = 0, normaliser:
             "seeds": [int(s) for s in seeds], "ks": [float(v) for v in ks], "lrs": [float(v) for v in lrs],
             "widths": [[list(f), list(c)] for f, c in widths],
             "focus_zero": spec.focus_zero if focus_zero is None else bool(focus_zero),
-            "optimiser": optimiser, "epochs": int(epochs), "stop_loss": stop_loss,
+            "optimiser": optimiser, "epochs": int(epochs), "stop_loss": stop_loss, "stop_on": stop_on,
             "batch_size": int(batch_size), "eval_every": int(eval_every), "dtype": dtype}
 
 
@@ -311,6 +330,7 @@ def _compute_inner(cfg: dict) -> dict:
                          optimiser=cfg["optimiser"], batch_size=cfg["batch_size"],
                          max_epochs=cfg["epochs"], stop_loss=cfg["stop_loss"],
                          eval_every=cfg["eval_every"], normaliser=cfg["normaliser"],
+                         stop_on=cfg.get("stop_on", "minibatch"),
                          desc=f"{cfg['dataset']} {cfg['arch']} l={cfg['layer']} x{ens.size}")
     out["members"] = {key: [list(m[key]) if isinstance(m[key], tuple) else m[key] for m in ms]
                       for key in ms[0]}
