@@ -33,5 +33,15 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_pandey_ensemble.py
 	$(BIN)/python benchmarks/bench_aitken_ensemble.py
 
+# Open the built book in headless Chromium: images load, math renders, no console errors, no network
+# requests; screenshots at 1280 px and 390 px in $(HTML)/_screenshots. Needs `chromium` (Debian package).
+HTML ?= book/_build/html
+.PHONY: check-html lint
+check-html: $(STAMP)
+	$(BIN)/python -m companion.checkhtml --build $(HTML)
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
+
 clean:
 	rm -rf book/_build _build companion-runs

@@ -48,12 +48,15 @@ async () => {
   const out = {broken: [], mathjax: false, math: 0, unrendered: [], raw: []};
   document.querySelectorAll('img[loading="lazy"]').forEach(i => { i.loading = 'eager'; });
   await Promise.all(Array.from(document.images).map(i => i.complete ? null :
-      new Promise(r => { i.addEventListener('load', r); i.addEventListener('error', r); setTimeout(r, 5000); })));
+      new Promise(r => {
+        i.addEventListener('load', r); i.addEventListener('error', r); setTimeout(r, 5000);
+      })));
   for (const img of document.images) {
     if (!img.complete || img.naturalWidth === 0) out.broken.push(img.getAttribute('src'));
   }
   const mathEls = Array.from(document.querySelectorAll('.math'));
   out.math = mathEls.length;
+  out.images = document.images.length;
   if (mathEls.length) {
     if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
       await MathJax.startup.promise;
@@ -65,7 +68,8 @@ async () => {
     }
   }
   const main = (document.querySelector('main') || document.body).cloneNode(true);
-  main.querySelectorAll('pre, code, script, style, mjx-container, .highlight, textarea').forEach(e => e.remove());
+  main.querySelectorAll('pre, code, script, style, mjx-container, .highlight, textarea')
+      .forEach(e => e.remove());
   const text = main.textContent;
   for (const tok of ['\\(', '\\[', '$$']) {
     const i = text.indexOf(tok);
@@ -83,10 +87,12 @@ class PageReport:
     remote: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     console: list[str] = field(default_factory=list)
+    images: int = 0
     broken_images: list[str] = field(default_factory=list)
     math: str = ""
     screenshots: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -155,8 +161,10 @@ def check_page(browser, html_dir: Path, page: str, shots: Path | None) -> PageRe
                     rep.problems.append("math on the page but MathJax did not load")
             probe = pg.evaluate(PAGE_PROBE)
             rep.broken_images = probe["broken"]
-            rep.math = (f"{probe['math']} math elements, MathJax {'ran' if probe['mathjax'] else 'absent'}, "
-                        f"{probe['math'] - len(probe['unrendered'])} rendered")
+            rep.images = probe["images"]
+            if probe["math"]:
+                rep.math = (f"{probe['math'] - len(probe['unrendered'])} of {probe['math']} math elements "
+                            f"rendered by MathJax" if probe["mathjax"] else "MathJax did not run")
             if probe["math"] and not probe["mathjax"]:
                 rep.problems.append("MathJax did not run")
             if probe["unrendered"]:
@@ -166,6 +174,9 @@ def check_page(browser, html_dir: Path, page: str, shots: Path | None) -> PageRe
                 rep.problems.append(f"raw TeX delimiters in the text: {probe['raw'][:3]}")
         else:
             pg.evaluate(PAGE_PROBE)  # wait for images and math before the screenshot
+            wide = pg.evaluate("() => document.documentElement.scrollWidth")
+            if wide > w:
+                rep.notes.append(f"at {w} px the page is {wide} px wide (scrolls sideways)")
         pg.wait_for_timeout(200)
         if shots is not None:
             shots.mkdir(parents=True, exist_ok=True)
@@ -203,14 +214,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--page", action="append", default=None,
                     help="a page to check, relative to the html folder (repeatable; default: "
                          + ", ".join(DEFAULT_PAGES) + ")")
-    ap.add_argument("--chromium", default=None, help="path of the Chromium binary (default: $CHROMIUM or chromium)")
+    ap.add_argument("--chromium", default=None,
+                    help="path of the Chromium binary (default: $CHROMIUM or chromium)")
     ap.add_argument("--no-screenshots", action="store_true")
     ap.add_argument("--log", default=None, help="write every page's report, requests included, as JSON here "
                                                 "(default: <html>/_screenshots/checkhtml.json)")
     args = ap.parse_args(argv)
     html_dir = resolve_html(Path(args.build))
     if html_dir is None:
-        print(f"checkhtml: error: no index.html in {args.build} (or its html/ or _build/html/)", file=sys.stderr)
+        print(f"checkhtml: error: no index.html in {args.build} (or its html/ or _build/html/)",
+              file=sys.stderr)
         return 2
     chromium = find_chromium(args.chromium)
     if chromium is None:
@@ -225,17 +238,19 @@ def main(argv: list[str] | None = None) -> int:
         log.write_text(json.dumps([r.__dict__ for r in reports], indent=1))
     for r in reports:
         print(f"checkhtml: {'ok  ' if r.ok else 'FAIL'} {r.page}: {len(r.requests)} requests "
-              f"({len(r.remote)} remote), {r.math or 'no math'}, {len(r.broken_images)} broken images, "
-              f"{len(r.console)} console errors")
+              f"({len(r.remote)} remote), {r.images - len(r.broken_images)} of {r.images} images loaded, "
+              f"{r.math or 'no math'}, {len(r.console)} console errors")
         for url in r.requests:
             print(f"    request {url}")
         for problem in r.problems:
             print(f"    problem: {problem}")
+        for note in r.notes:
+            print(f"    note: {note}")
     if shots is not None:
         print(f"checkhtml: screenshots (1280 px and 390 px) in {shots}")
     bad = [r.page for r in reports if not r.ok]
-    print(f"checkhtml: {len(reports) - len(bad)} of {len(reports)} pages pass" + (f"; failing: {', '.join(bad)}"
-                                                                                   if bad else ""))
+    failing = f"; failing: {', '.join(bad)}" if bad else ""
+    print(f"checkhtml: {len(reports) - len(bad)} of {len(reports)} pages pass{failing}")
     return 1 if bad else 0
 
 

@@ -102,7 +102,7 @@ def claim_counts(profile: str) -> dict[str, Counter]:
 
 
 STYLE = """<style>
-.companion-gallery{display:grid;grid-template-columns:repeat(auto-fill,minmax(150px,1fr));gap:0.9rem;
+.companion-gallery{display:grid;grid-template-columns:repeat(auto-fill,minmax(160px,1fr));gap:0.9rem;
   margin:0.5rem 0 1.5rem 0}
 .companion-card{display:flex;flex-direction:column;border:1px solid #d0d7de;border-radius:6px;
   overflow:hidden;text-decoration:none !important;color:inherit !important;background:#fff}
@@ -143,7 +143,8 @@ def render(groups: list[tuple[str, list[Card]]]) -> str:
                 pic = '<span class="cg-placeholder">no figure in this build</span>'
             parts.append(
                 f'<a class="companion-card" href="{html.escape(card.href)}" title="{html.escape(label)}">'
-                f'{pic}<span class="cg-title"><b>{html.escape(card.figure)}</b>{html.escape(card.title)}</span>'
+                f'{pic}<span class="cg-title"><b>{html.escape(card.figure)}</b>'
+                f'{html.escape(card.title)}</span>'
                 f'<span class="cg-claims">{_claims_line(card.counts)}</span></a>'
             )
         parts.append("</div>")
