@@ -146,6 +146,20 @@ SPARSITY_SETUPS = {
 }
 
 
+def trained_runs(frame: pd.DataFrame, threshold: float = 90.0) -> pd.DataFrame:
+    """The authors' "best runs": runs whose training accuracy (FTPT + FFPT) exceeds ``threshold`` %."""
+    return frame[frame["acc"] > threshold]
+
+
+def by_seed(runs: pd.DataFrame, column: str, a: str, b: str, key: str = "method"):
+    """Two seed-aligned arrays of ``column`` for ``key`` = a and b (empty if either was not run), for paired tests."""
+    ga, gb = runs[runs[key] == a].sort_values("seed"), runs[runs[key] == b].sort_values("seed")
+    if ga.empty or gb.empty:
+        return [], []
+    common = sorted(set(ga["seed"]) & set(gb["seed"]))
+    return (ga.set_index("seed").loc[common, column].to_numpy(), gb.set_index("seed").loc[common, column].to_numpy())
+
+
 def sparsity_table(table: str, dataset: str, arch_name: str, layers: str, methods: str, n_seeds: int,
                    epochs: int, dtype: str, k_by_layer: dict | None = None, lr_by_method: dict | None = None):
     """T-A1 / T-A2: normalisers (and the entropy regulariser) side by side, with sparsity diagnostics.
@@ -224,14 +238,6 @@ def width_table(table: str, dataset: str, arch_name: str, layers: str, focus_wid
     return runs, summ, cmp
 
 
-def cell(summ: pd.DataFrame, **where):
-    """The summary row matching ``where`` (e.g. layer='zeroth', k=0.0), or None if that cell was not run
-    (chapters re-run with other layers / k / methods skip the claims that need it)."""
-    m = pd.Series(True, index=summ.index)
-    for key, v in where.items():
-        m &= (summ[key].astype(float) == float(v)) if isinstance(v, (int, float)) else (summ[key] == v)
-    rows = summ[m]
-    return None if rows.empty else rows.iloc[0]
 #: the order that pairs two selections of runs member by member (same widths, k, lr and seed)
 PAIR_ORDER = ("dataset", "focus_width", "cls_width", "k", "lr", "seed")
 
@@ -252,10 +258,31 @@ def values(runs: pd.DataFrame, column: str, **where) -> np.ndarray:
     return _select(runs, where)[column].to_numpy(dtype=float)
 
 
-def pair(runs: pd.DataFrame, column: str, a: dict, b: dict) -> tuple[np.ndarray, np.ndarray]:
-    """``column`` of settings ``a`` and ``b``, paired run by run (both empty if either was not run)."""
+def paired(runs: pd.DataFrame, column: str, a: dict, b: dict) -> dict:
+    """``{a: ..., b: ...}``: ``column`` of settings ``a`` and ``b`` paired run by run, for a directional
+    claim (``card.check(id, **paired(...))``); both empty if either setting was not run."""
     va, vb = values(runs, column, **a), values(runs, column, **b)
-    return (va, vb) if len(va) == len(vb) and len(va) else (np.array([]), np.array([]))
+    ok = len(va) == len(vb) and len(va) > 0
+    return {"a": va if ok else np.array([]), "b": vb if ok else np.array([])}
+
+
+def rates(runs: pd.DataFrame, a: dict, b: dict) -> dict:
+    """``{successes: (k_a, k_b), trials: (n_a, n_b)}``: best-run counts of two settings, for a rate claim."""
+    (ka, na), (kb, nb) = best_count(runs, **a), best_count(runs, **b)
+    return {"successes": (ka, kb), "trials": (na, nb)}
+
+
+def cap_note(runs: pd.DataFrame, epochs: int) -> str:
+    """How many runs ended at the epoch cap without meeting the stopping rule (a note for the claims)."""
+    at_cap = int((runs["stop_epoch"] >= epochs).sum())
+    return f"{at_cap} of {len(runs)} runs stopped at the cap of {epochs} epochs" if at_cap else ""
+
+
+def curve_at(res: dict, column: str, epoch: int, split: str = "train") -> np.ndarray:
+    """Per run: ``column`` at the first recorded epoch >= ``epoch`` (curves are recorded every few epochs)."""
+    ep = res["epochs"].numpy()
+    t = int(np.searchsorted(ep, epoch)) if epoch <= ep[-1] else len(ep) - 1
+    return res["curves"][split][column][:, t].numpy().astype(float)
 
 
 def best_count(runs: pd.DataFrame, **where) -> tuple[int, int]:
@@ -265,3 +292,11 @@ def best_count(runs: pd.DataFrame, **where) -> tuple[int, int]:
     return br["n_best"], br["n_runs"]
 
 
+def cell(summ: pd.DataFrame, **where):
+    """The summary row matching ``where`` (e.g. layer='zeroth', k=0.0), or None if that cell was not run
+    (chapters re-run with other layers / k / methods skip the claims that need it)."""
+    m = pd.Series(True, index=summ.index)
+    for key, v in where.items():
+        m &= (summ[key].astype(float) == float(v)) if isinstance(v, (int, float)) else (summ[key] == v)
+    rows = summ[m]
+    return None if rows.empty else rows.iloc[0]
