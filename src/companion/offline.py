@@ -3,10 +3,11 @@
 A Sphinx extension (listed under ``extra_extensions`` in ``book/_config.yml``). Jupyter Book 1
 always loads ``sphinx_thebe``, which writes the address of its JavaScript bundle on a CDN into
 every page (it is fetched only when a reader starts a live kernel, which this book does not
-offer). This hook removes thebe's scripts and stylesheet from every page, and any other script or
-stylesheet whose address is remote, so that nothing in a page can reach the network. Math is
-served from the book's own ``_static/mathjax`` by ``sphinx-mathjax-offline``. It also sets the
-theme's default colour mode (light), without which the theme logs a console error on a first visit.
+offer). This extension removes thebe's scripts, stylesheet and inline configuration from every
+page, and any other script or stylesheet whose address is remote, so that nothing in a page can
+reach the network. Math is served from the book's own ``_static/mathjax`` by
+``sphinx-mathjax-offline``. It also sets the theme's default colour mode (light), without which the
+theme logs a console error on a first visit.
 """
 
 from __future__ import annotations
@@ -29,6 +30,17 @@ def _strip(app, pagename, templatename, context, doctree) -> None:
         context["default_mode"] = "light"
 
 
+def _drop_thebe_config(app, doctree, docname) -> None:
+    # sphinx-thebe also writes an inert <script type="text/x-thebe-config"> block naming a Binder
+    # repository into each page; without a live kernel it is noise.
+    from docutils import nodes
+
+    for node in list(doctree.findall(nodes.raw)):
+        if "x-thebe-config" in node.astext():
+            node.parent.remove(node)
+
+
 def setup(app):
     app.connect("html-page-context", _strip, priority=900)
+    app.connect("doctree-resolved", _drop_thebe_config, priority=900)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
