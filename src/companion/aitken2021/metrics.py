@@ -30,7 +30,10 @@ __all__ = [
     "word_variance",
     "input_readout_alignment",
     "readout_match",
+    "readout_angles_on_off",
     "variance_and_pr",
+    "participation_ratio",
+    "temporal_argmax_diagonal",
     "growth_ratio",
     "norm_ratio",
     "null_input_comparison",
@@ -237,6 +240,15 @@ def readout_match(angle: torch.Tensor, pairs: list[tuple[int, int]]) -> torch.Te
     return hits.double().mean(-1)
 
 
+def readout_angles_on_off(angle: torch.Tensor, pairs: list[tuple[int, int]]) -> dict:
+    """Per member, the mean angle between chi^E of each input word and the readout row of its
+    translation (``on``) and the mean angle to the rows of the other words' translations (``off``), ``(E,)``."""
+    outs = [o for _, o in pairs]
+    on = torch.stack([angle[:, o, i] for i, o in pairs], -1).mean(-1)
+    off = torch.stack([angle[:, o2, i] for i, o in pairs for o2 in outs if o2 != o], -1).mean(-1)
+    return {"on": on, "off": off}
+
+
 # --------------------------------------------------------------------------- M6
 
 
@@ -257,6 +269,24 @@ def variance_and_pr(comp: Components) -> dict:
             var[e, t] = tr
             pr[e, t] = tr**2 / (C * C).sum().clamp_min(1e-30)
     return {"variance": var, "pr": pr}
+
+
+def participation_ratio(points: torch.Tensor) -> torch.Tensor:
+    """``(sum lambda)^2 / sum lambda^2`` of the covariance of ``points (..., N, n)``: how many
+    dimensions the points spread over (1 for a line, n for an isotropic cloud) ``(...)``."""
+    X = points - points.mean(-2, keepdim=True)
+    C = X.transpose(-1, -2) @ X
+    tr = torch.diagonal(C, dim1=-2, dim2=-1).sum(-1)
+    return tr**2 / (C * C).sum((-1, -2)).clamp_min(1e-30)
+
+
+def temporal_argmax_diagonal(temporal_alignment: torch.Tensor, steps: int) -> torch.Tensor:
+    """Share of decoder steps ``t < steps`` whose ``argmax_s mu^E_s . mu^D_t`` is ``s = t`` ``(E,)``.
+
+    ``temporal_alignment`` ``(E, T, S)``; ``steps``: rows that every sample reaches (the shortest length).
+    """
+    rows = temporal_alignment[:, :steps]
+    return (rows.argmax(-1) == torch.arange(rows.shape[1])).double().mean(-1)
 
 
 def growth_ratio(values: torch.Tensor, start: int, stop: int) -> torch.Tensor:

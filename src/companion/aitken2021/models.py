@@ -51,6 +51,7 @@ __all__ = [
     "sinusoidal_encoding",
     "random_rotation",
     "MASK_SCORE",
+    "architecture_table",
 ]
 
 ARCHS = ("VED", "AED", "AO")
@@ -511,3 +512,23 @@ class Seq2Seq(nn.Module):
         m = Seq2Seq(self.config, [self.seeds[e]])
         m.load_state_dict({k: v[e : e + 1].clone() for k, v in self.state_dict().items()})
         return m
+
+
+def architecture_table(hidden: int = 128, vocab: int = 4):
+    """Properties of VED, AED and AO read off freshly built models (not typed in by hand)."""
+    import pandas as pd
+
+    rows = []
+    for arch in ("VED", "AED", "AO"):
+        m = Seq2Seq(ModelConfig(arch=arch, in_vocab=vocab, out_vocab=vocab, hidden=hidden), [0])
+        rows.append({
+            "architecture": arch,
+            "recurrent encoder/decoder": m.recurrent,
+            "attention": m.attn is not None,
+            "positional encoding": m.pe is not None,
+            "input width": m.embed_in.dim,
+            "readout input width": m.readout.in_features,
+            "readout bias": m.readout.bias is not None,
+            "parameters": sum(p[0].numel() for p in m.parameters()),
+        })
+    return pd.DataFrame(rows)

@@ -307,8 +307,8 @@ def p_norm(analyses: Mapping[str, Analysis]) -> plt.Figure:
         off = (j - 0.5) * 0.38
         axes[0].bar(x + off, [m for m, _ in nr], 0.38, yerr=[s for _, s in nr], color=col, label=side, capsize=2)
         axes[1].bar(x + off, [m for m, _ in nu], 0.38, yerr=[s for _, s in nu], color=col, label=side, capsize=2)
-    axes[0].set_title(r"$\|\mu\| / \|h-\mu\|$ (M8)")
-    axes[1].set_title(r"$\|\mu - h_{null}\| / \|\mu\|$ (M9)")
+    axes[0].set_title(r"norm ratio $\|\mu\| / \|h-\mu\|$")
+    axes[1].set_title(r"null input $\|\mu - h_{null}\| / \|\mu\|$")
     for ax in axes:
         ax.set_xticks(x, labels)
         ax.legend(fontsize=8)

@@ -1,4 +1,4 @@
-"""The accuracy table (T1) and the hyperparameter table (T2) [REC: reference note 5.2, "Tables"].
+"""The accuracy table (T1) and the hyperparameter table (T2): our reconstruction (no table of the paper is known).
 
 T1 collects one row per (task, architecture) ensemble from *row providers*:
 callables ``provider(S) -> list[(task_label, TrainedEnsemble)]`` registered in
@@ -24,6 +24,7 @@ import pandas as pd
 
 from .analysis import mean_sd, one_to_one_ensemble, train_config_from_settings
 from .models import ModelConfig
+from .reference import REFERENCE
 from .train import TrainConfig, TrainedEnsemble, default_l2
 
 __all__ = ["ROW_PROVIDERS", "PROVIDER_MODULES", "one_to_one_rows", "accuracy_rows", "accuracy_table",
@@ -84,6 +85,8 @@ def accuracy_rows(S: Mapping, providers: Mapping[str, Provider] | None = None) -
 def accuracy_table(raw: pd.DataFrame) -> pd.DataFrame:
     """T1 for display: "mean ± sd" strings, one row per (task, architecture)."""
     fmt = lambda m, s: f"{m:.4f} ± {s:.4f}"  # noqa: E731
+    ref = REFERENCE["T1"].set_index(["task", "arch"])["phrase_accuracy"]
+    dev = [f"{ref[(t, a)]:.2f}" if (t, a) in ref.index else "—" for t, a in zip(raw["task"], raw["arch"])]
     return pd.DataFrame({
         "task": raw["task"],
         "architecture": raw["arch"],
@@ -91,40 +94,41 @@ def accuracy_table(raw: pd.DataFrame) -> pd.DataFrame:
         "training steps": raw["steps"],
         "word accuracy": [fmt(m, s) for m, s in zip(raw["word_mean"], raw["word_sd"])],
         "phrase accuracy": [fmt(m, s) for m, s in zip(raw["phrase_mean"], raw["phrase_sd"])],
+        "phrase accuracy, development notebook": dev,
     })
 
 
 def hyperparameter_table(S: Mapping) -> pd.DataFrame:
-    """T2: the training and model settings, the original dev code's value [CODE] beside this run's."""
+    """T2: the training and model settings, the development code's value (:mod:`.reference`) beside this run's."""
     base = TrainConfig()
     aed = train_config_from_settings(S, "AED")
     ved = train_config_from_settings(S, "VED")
     ao = ModelConfig(arch="AO", in_vocab=4, out_vocab=4)
-    rows = [
-        ("optimizer", "Adam", "Adam"),
-        ("Adam betas, eps", "(0.9, 0.99), 0.1", f"{tuple(base.betas)}, {base.eps}"),
-        ("learning rate", "0.1 x 0.9997^step",
-         f"AED, AO: {aed.lr} x {aed.lr_decay:.5f}^step (ends at {aed.lr * aed.lr_decay ** aed.steps:.4f}); "
-         f"VED: {ved.lr} x {ved.lr_decay:.5f}^step"),
-        ("gradient clipping (global norm, per network)", "10", f"{base.clip}"),
-        ("batch size", "128", f"{base.batch}"),
-        ("L2 in the loss (VED / AED, AO)", "1e-4 / 1e-3", f"{default_l2('VED'):g} / {default_l2('AED'):g}"),
-        ("training steps AED, AO", "6000 (3 datasets x 2 epochs x 1000 batches)", f"{aed.steps}"),
-        ("training steps VED", "6000", f"{ved.steps}"),
-        ("sequences per dataset", "128,000", f"{aed.batch * aed.dataset_batches:,}"),
-        ("teacher forcing", "training only (Feb 2021 runs)", "training only; greedy for test and analysis"),
-        ("hidden size n", "128", f"{ModelConfig(arch='AED', in_vocab=4, out_vocab=4).hidden}"),
-        ("inputs", "one-hot", "one-hot"),
-        ("GRU form", "renn (reset before U_c), learnable h0", "renn form, learnable h0"),
-        ("attention", "dot product, no scaling, mask -1e4", "dot product, no scaling, mask -1e4"),
-        ("AO input width / PE tau / amplitude", "50 / 20 / 1", f"{ao.input_dim} / {ao.pe_tau:g} / {ao.pe_amplitude:g}"),
-        ("AO PE rotation", "random orthogonal, det +1, per network", "Haar rotation per network (from its seed)"),
-        ("readout bias", "none", "none"),
-        ("networks per architecture", "1 (one-to-one dev runs)",
-         f"AED, AO: {S['n_seeds']}; VED: {S.get('ved_seeds', S['n_seeds'])}; "
-         f"reversed, prev0: {S.get('variant_seeds', S['n_seeds'])}"),
-        ("test / analysis sequences", "1000", f"{aed.n_test} / {S['n_analysis']}"),
-        ("vocabulary, lengths, padding", "3 words, 15-19, pad to 20",
-         f"{S['n_words']} words, {S['min_len']}-{S['max_len']}, pad to {S['pad_to'] or S['max_len'] + 1}"),
-    ]
-    return pd.DataFrame(rows, columns=["setting", "original dev code [CODE]", f"this run ({getattr(S, 'profile', '?')})"])
+    ours = {
+        "optimizer": "Adam",
+        "Adam betas, eps": f"{tuple(base.betas)}, {base.eps}",
+        "learning rate": (f"AED, AO: {aed.lr} x {aed.lr_decay:.5f}^step (ends at {aed.lr * aed.lr_decay ** aed.steps:.4f}); "
+                          f"VED: {ved.lr} x {ved.lr_decay:.5f}^step"),
+        "gradient clipping (global norm, per network)": f"{base.clip}",
+        "batch size": f"{base.batch}",
+        "L2 in the loss (VED / AED, AO)": f"{default_l2('VED'):g} / {default_l2('AED'):g}",
+        "training steps AED, AO": f"{aed.steps}",
+        "training steps VED": f"{ved.steps}",
+        "sequences per dataset": f"{aed.batch * aed.dataset_batches:,}",
+        "teacher forcing": "training only; greedy for test and analysis",
+        "hidden size n": f"{ModelConfig(arch='AED', in_vocab=4, out_vocab=4).hidden}",
+        "inputs": "one-hot",
+        "GRU form": "renn form, learnable h0",
+        "attention": "dot product, no scaling, mask -1e4",
+        "AO input width / PE tau / amplitude": f"{ao.input_dim} / {ao.pe_tau:g} / {ao.pe_amplitude:g}",
+        "AO PE rotation": "Haar rotation per network (from its seed)",
+        "readout bias": "none",
+        "networks per architecture": (f"AED, AO: {S['n_seeds']}; VED: {S['ved_seeds']}; "
+                                      f"reversed, prev0: {S['variant_seeds']}"),
+        "test / analysis sequences": f"{aed.n_test} / {S['n_analysis']}",
+        "vocabulary, lengths, padding": (f"{S['n_words']} words, {S['min_len']}-{S['max_len']}, "
+                                         f"pad to {S['pad_to'] or S['max_len'] + 1}"),
+    }
+    table = REFERENCE["T2"].copy()
+    table[f"this run ({S.profile})"] = [ours[k] for k in table["setting"]]
+    return table
