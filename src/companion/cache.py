@@ -159,23 +159,43 @@ def store(kind: str, config: Mapping, payload: dict, scope: Iterable[str] = ()) 
     return pt
 
 
+#: If set, :func:`cached` appends ``computed|loaded KIND KEY PID`` per call to this file
+#: (how the tests see that concurrent chapters train a shared entry once).
+LOG_ENV = "COMPANION_CACHE_LOG"
+
+
+def _log_event(event: str, kind: str, k: str) -> None:
+    target = os.environ.get(LOG_ENV)
+    if target:
+        # One short O_APPEND write per line: lines from several processes do not interleave.
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            os.write(fd, f"{event} {kind} {k} {os.getpid()}\n".encode())
+        finally:
+            os.close(fd)
+
+
 def cached(kind: str, config: Mapping, compute: Callable[[], dict], scope: Iterable[str] = ()) -> dict:
     """Return the stored result for (kind, config, code), computing and storing it if needed."""
     scope = tuple(scope)
+    k = key(kind, config, scope)
     hit = load(kind, config, scope)
     if hit is not None:
+        _log_event("loaded", kind, k)
         return hit
     # Chapters run in parallel processes (and on cluster workers sharing a cache):
     # one lock per entry, beside it, so a second caller waits for the first to
     # finish training and then loads its result instead of training it again.
-    pt, _ = _entry(kind, key(kind, config, scope))
+    pt, _ = _entry(kind, k)
     pt.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(pt.with_suffix(".lock"))):
         hit = load(kind, config, scope)
         if hit is not None:
+            _log_event("loaded", kind, k)
             return hit
         payload = compute()
         store(kind, config, payload, scope)
+        _log_event("computed", kind, k)
     # Return what a later load returns (e.g. tensors detached, on the CPU).
     return load(kind, config, scope) or payload
 
