@@ -71,14 +71,6 @@ def test_random_focus_variants_follow_the_authors_sparsity_notebooks(name, base)
     assert not torch.equal(cls.layers[0].weight, cls_reseeded.layers[0].weight)
 
 
-def test_by_seed_aligns_and_skips_missing_methods():
-    import pandas as pd
-    runs = pd.DataFrame({"method": ["a", "a", "b", "b"], "seed": [1, 0, 0, 1], "x": [10.0, 20.0, 1.0, 2.0]})
-    a, b = St.by_seed(runs, "x", "a", "b")
-    assert list(a) == [20.0, 10.0] and list(b) == [1.0, 2.0]
-    assert St.by_seed(runs, "x", "a", "missing") == ([], [])
-
-
 # --- broken-configuration controls --------------------------------------------------------------------
 
 def test_control_one_epoch_of_training_shows_no_error_mode():
@@ -94,7 +86,7 @@ def test_control_one_epoch_softmax_does_not_match_the_table():
     """t-a1/softmax-ftpt: one epoch of training leaves FTPT far below the authors' 91.79 %."""
     setup = St.SPARSITY_SETUPS["T-A1"]
     runs, _, _ = St.sparsity_table("T-A1", setup["dataset"], setup["arch"], "zeroth", "softmax", 5, 1, "float32",
-                                   lr_by_method=setup["lr"])
+                                   lr_by_method=setup["lr"], stop_on=setup["stop_on"])
     v = registry.decide(registry.get("t-a1/softmax-ftpt"), values=runs["ftpt"])
     assert v.status == "fail", v
 
@@ -103,8 +95,8 @@ def test_control_same_normaliser_on_both_sides_cannot_raise_ftpt():
     """t-a1/sparsemax-raises-ftpt: with softmax on both sides of the paired comparison it must not pass."""
     setup = St.SPARSITY_SETUPS["T-A1"]
     runs, _, _ = St.sparsity_table("T-A1", setup["dataset"], setup["arch"], "zeroth", "softmax", 5, 5, "float32",
-                                   lr_by_method=setup["lr"])
-    a, b = runs.sort_values("seed")["ftpt"].to_numpy(), runs.sort_values("seed")["ftpt"].to_numpy()
+                                   lr_by_method=setup["lr"], stop_on=setup["stop_on"])
+    a = b = St.values(runs, "ftpt", method="softmax")
     v = registry.decide(registry.get("t-a1/sparsemax-raises-ftpt"), a=a, b=b)
     assert v.status != "pass", v
 
