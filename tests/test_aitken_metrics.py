@@ -107,3 +107,27 @@ def test_own_attention_substitution_reproduces_logits():
     # the AAM of identical attention would be exact; here just check ranges
     assert bool(((r["tv_distance"] >= 0) & (r["tv_distance"] <= 1)).all())
     assert r["aam"].shape == (2, d.targets.shape[1], d.inputs.shape[1])
+
+
+def test_participation_ratio_counts_dimensions():
+    g = torch.Generator().manual_seed(0)
+    line = torch.randn(200, 1, generator=g) * torch.tensor([[1.0, 2.0, 0.0, 0.0]])
+    assert abs(float(M.participation_ratio(line)) - 1.0) < 1e-5
+    square = torch.tensor([[1.0, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0]])
+    assert abs(float(M.participation_ratio(square)) - 2.0) < 1e-5
+    batched = M.participation_ratio(torch.stack([line[:4, :3], square]))
+    assert batched.shape == (2,)
+
+
+def test_temporal_argmax_diagonal():
+    eye = torch.eye(6).unsqueeze(0) * 5
+    assert float(M.temporal_argmax_diagonal(eye, 6)) == 1.0
+    shifted = torch.roll(eye, 1, dims=-1)  # peaks at s = t + 1
+    assert float(M.temporal_argmax_diagonal(shifted, 6)) == 0.0
+    assert float(M.temporal_argmax_diagonal(torch.cat([eye, shifted]), 3)[0]) == 1.0
+
+
+def test_readout_angles_on_and_off_the_translation_pairs():
+    angle = torch.tensor([[[10.0, 80.0, 0.0], [90.0, 20.0, 0.0]]])  # 2 output words x (2 words + pad)
+    r = M.readout_angles_on_off(angle, [(0, 0), (1, 1)])
+    assert float(r["on"]) == 15.0 and float(r["off"]) == 85.0
