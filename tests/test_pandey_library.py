@@ -266,3 +266,56 @@ def test_per_segment_single_run_equals_vectorised():
     for (a, b) in ((f1, f2), (c1, c2)):
         for (k1, v1), (k2, v2) in zip(a.state_dict().items(), b.state_dict().items()):
             assert torch.allclose(v1, v2, atol=1e-10), k1
+
+
+# --- the authors' stopping rule, tables and claim inputs -------------------------------------------
+
+def test_minibatch_stopping_rule_matches_a_single_run():
+    """The batched program stops where a single run with the authors' rule (sum of the epoch's minibatch
+    losses / (batches - 1)) stops, and a member frozen there equals that single run."""
+    d = data.subset(data.load("dist1", 0), 750)          # 3 minibatches of 250: the sum is divided by 2
+    spec = models.arch("em-linear")
+    ens = models.Ensemble([spec] * 2, [3, 3])
+    init = float(train.evaluate(ens, d.x_train, d.y_train, d.fore_train, "softmax",
+                                torch.zeros(2, dtype=torch.float64))["loss"][0])
+    # with 3 minibatches the authors' epoch loss is 1.5 x the mean minibatch loss, so at 1.4 x the initial loss
+    # a member stops once its minibatch losses average below ~0.93 x the initial loss; member 0 (lr 0) never does
+    threshold = 1.4 * init
+    out = train.train_ensemble(ens, d, k=0.0, lr=[0.0, 0.05], optimiser="sgd", max_epochs=6, stop_loss=threshold,
+                               eval_every=1, show_progress=False)
+    f, c, stop = train.train_single(spec, 3, d, lr=0.05, optimiser="sgd", max_epochs=6, stop_loss=threshold)
+    assert out["stop_epoch"].tolist() == [6, stop] and stop < 6
+    assert torch.allclose(ens.member_state(1)["focus"]["layers.0.weight"], f.layers[0].weight, atol=1e-12)
+
+
+def test_side_by_side_shows_every_row_of_the_authors_table():
+    import pandas as pd
+
+    from companion.pandey2022 import reference, tables
+
+    runs = pd.DataFrame([dict(layer="zeroth", k=0.0, seed=s, acc=a, test_acc=a - 1, ftpt=a - 20, ffpt=20.0)
+                         for s, a in enumerate([99.0, 95.0, 50.0])])
+    summ = tables.summarise(runs, ["layer", "k"])
+    assert summ.loc[0, "n_best"] == 2 and summ.loc[0, "acc"] == pytest.approx(81.333, abs=1e-3)  # training acc
+    cmp = tables.side_by_side(summ, tables.reference("T-D1"), ["layer", "k"], ["acc", "ftpt", "n_best"])
+    assert len(cmp) == len(reference.REFERENCE["T-D1"])
+    assert (cmp["ours runs"] == tables.NOT_RUN).sum() == len(cmp) - 1
+    ran = cmp[cmp["ours runs"] != tables.NOT_RUN].iloc[0]
+    assert ran["ours best runs"] == "2/3" and ran["ours failed (95% Wilson)"].startswith("33%")
+    assert ran["paper train acc"] == "98.16"
+
+
+def test_claim_inputs_pair_runs_and_leave_unrun_settings_empty():
+    import pandas as pd
+
+    from companion.pandey2022 import studies
+
+    rows = [dict(layer=layer, k=0.0, seed=s, focus_width=fw, cls_width=20, lr=0.001, acc=99.0,
+                 ftpt=float(10 * s + fw + (5 if layer == "second" else 0)))
+            for layer in ("second", "zeroth") for fw in (100, 10) for s in (2, 0, 1)]
+    runs = pd.DataFrame(rows)
+    p = studies.paired(runs, "ftpt", dict(layer="second"), dict(layer="zeroth"))
+    assert (p["a"] - p["b"] == 5).all() and len(p["a"]) == 6
+    assert len(studies.paired(runs, "ftpt", dict(layer="first"), dict(layer="zeroth"))["a"]) == 0
+    r = studies.rates(runs, dict(layer="zeroth", focus_width=10), dict(layer="first"))
+    assert r == {"successes": (3, 0), "trials": (3, 0)}
