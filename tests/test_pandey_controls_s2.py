@@ -1,6 +1,7 @@
 """Broken-configuration controls for the synthetic table claims: the real pipeline (data, batched
 training, per-run frame, the registry's rules) run at tiny scale with a setting that must not reproduce
 the paper. If one of these claims passed here, its rule could not tell a working run from a broken one."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -17,12 +18,23 @@ SEEDS = (0, 1, 2, 3, 4)
 def _runs(d, layer: str = "zeroth", k: float = 0.0, epochs: int = 1, n: int = 500):
     """Train A_1 on (the first ``n`` mosaics of) ``d`` and return the per-run frame the chapters use."""
     d = data.subset(d, n)
-    cfg = train.ensemble_config("d1", "A_1", layer=studies.LAYER_IDS[layer], seeds=SEEDS, ks=(k,),
-                                epochs=epochs, eval_every=epochs, dtype="float32")
+    cfg = train.ensemble_config(
+        "d1",
+        "A_1",
+        layer=studies.LAYER_IDS[layer],
+        seeds=SEEDS,
+        ks=(k,),
+        epochs=epochs,
+        eval_every=epochs,
+        dtype="float32",
+    )
     ens = train.build(cfg)
-    out = train.train_ensemble(ens, d, k=k, lr=0.001, max_epochs=epochs, eval_every=epochs, show_progress=False)
-    out["members"] = {key: [m[key] for m in train.members(cfg)] for key in ("seed", "k", "lr", "focus_hidden",
-                                                                              "cls_hidden")}
+    out = train.train_ensemble(
+        ens, d, k=k, lr=0.001, max_epochs=epochs, eval_every=epochs, show_progress=False
+    )
+    out["members"] = {
+        key: [m[key] for m in train.members(cfg)] for key in ("seed", "k", "lr", "focus_hidden", "cls_hidden")
+    }
     out["config"] = cfg
     return tables.member_frame(out)
 
@@ -37,22 +49,28 @@ def test_shuffled_labels_fail_the_accuracy_claim(d1):
     g = torch.Generator().manual_seed(0)
     broken = dataclasses.replace(d1, y_train=d1.y_train[torch.randperm(len(d1.y_train), generator=g)])
     runs = _runs(broken, epochs=3)
-    v = registry.decide(registry.get("t-d1/zeroth-acc"), values=studies.values(runs, "acc", layer="zeroth", k=0))
+    v = registry.decide(
+        registry.get("t-d1/zeroth-acc"), values=studies.values(runs, "acc", layer="zeroth", k=0)
+    )
     assert v.status == "fail", v
 
 
 def test_one_epoch_fails_the_ftpt_claim(d1):
     """One epoch of training: the attention is still near uniform, so FTPT is far below the paper's."""
     runs = _runs(d1, epochs=1)
-    v = registry.decide(registry.get("t-d1/zeroth-ftpt"), values=studies.values(runs, "ftpt", layer="zeroth", k=0))
+    v = registry.decide(
+        registry.get("t-d1/zeroth-ftpt"), values=studies.values(runs, "ftpt", layer="zeroth", k=0)
+    )
     assert v.status == "fail", v
 
 
 def test_one_epoch_does_not_pass_the_entropy_failure_claim(d1):
     """One epoch at k = 0 and at k = 0.02: no run trains in either, so 'fails more often' must not pass."""
     runs = tables.pd.concat([_runs(d1, epochs=1), _runs(d1, k=0.02, epochs=1)], ignore_index=True)
-    v = registry.decide(registry.get("t-d1/entropy-fails-zeroth"),
-                        **studies.rates(runs, dict(layer="zeroth", k=0.02), dict(layer="zeroth", k=0)))
+    v = registry.decide(
+        registry.get("t-d1/entropy-fails-zeroth"),
+        **studies.rates(runs, dict(layer="zeroth", k=0.02), dict(layer="zeroth", k=0)),
+    )
     assert v.status != "pass", v
 
 

@@ -1,4 +1,5 @@
 """Known-answer tests for companion.pandey2022 (normalisers, data, models, metrics, training)."""
+
 import numpy as np
 import pytest
 import torch
@@ -8,7 +9,8 @@ from companion.pandey2022 import data, metrics, models, normalisers, train
 
 @pytest.fixture(autouse=True, scope="module")
 def _one_thread():
-    """Tiny matrices: a second OpenMP thread only spin-waits on a shared machine (see companion.device.train_threads)."""
+    """Tiny matrices: a second OpenMP thread only spin-waits on a shared machine
+    (see companion.device.train_threads)."""
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     yield
@@ -16,6 +18,7 @@ def _one_thread():
 
 
 # --- normalisers -------------------------------------------------------------------------------
+
 
 def _project_simplex_qp(v):
     """Euclidean projection onto the simplex by bisection on the threshold (independent of sort)."""
@@ -59,6 +62,7 @@ def test_spherical_softmax_zero_input_and_sum():
 
 # --- data --------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", ["dist1", "dist2", "dist4"])
 def test_error_mode_boxes_and_fore_idx(name):
     d = data.load(name, 0)
@@ -75,7 +79,12 @@ def test_error_mode_boxes_and_fore_idx(name):
         for c in range(d.n_classes):
             (a, b), (lo, hi) = data.BOXES[name][c]
             p = fg_pt[y == c]
-            assert ((p[:, 0] >= min(a, b)) & (p[:, 0] <= max(a, b)) & (p[:, 1] >= min(lo, hi)) & (p[:, 1] <= max(lo, hi))).all()
+            assert (
+                (p[:, 0] >= min(a, b))
+                & (p[:, 0] <= max(a, b))
+                & (p[:, 1] >= min(lo, hi))
+                & (p[:, 1] <= max(lo, hi))
+            ).all()
         # ... and every other segment in the background box
         mask = torch.ones(n, 9, dtype=torch.bool)
         mask[torch.arange(n), J] = False
@@ -91,10 +100,14 @@ def test_dataset1_matches_authors_class_counts_and_ring():
     # np.random.seed(12); randint(0, 10, 5000) gives these class sizes (printed in the authors' notebook)
     assert d.base_y.bincount().tolist() == [530, 463, 494, 517, 488, 497, 493, 507, 492, 519]
     for c, mean in enumerate(data.D1_MEANS):
-        assert torch.allclose(d.base_x[d.base_y == c].mean(0), torch.tensor(mean, dtype=torch.float64), atol=0.03)
+        assert torch.allclose(
+            d.base_x[d.base_y == c].mean(0), torch.tensor(mean, dtype=torch.float64), atol=0.03
+        )
     fg = d.x_train[torch.arange(3000), d.fore_train]
     for c in range(3):
-        assert (fg[d.y_train == c] - torch.tensor(data.D1_MEANS[c], dtype=torch.float64)).norm(dim=1).max() < 0.6
+        assert (fg[d.y_train == c] - torch.tensor(data.D1_MEANS[c], dtype=torch.float64)).norm(
+            dim=1
+        ).max() < 0.6
     assert d.x_train.shape == (3000, 9, 2) and d.x_test.shape == (3000, 9, 2)
 
 
@@ -121,6 +134,7 @@ def test_dataset2_segments_come_from_the_right_pools():
 
 # --- models ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("name,layer", [("A_1", 0), ("A_1", 2), ("A_2_1", 1), ("A_2_2", 2)])
 def test_functionally_zero_focus_gives_uniform_attention(name, layer):
     spec = models.arch(name, layer=layer)
@@ -141,7 +155,10 @@ def test_functionally_zero_focus_gives_uniform_attention(name, layer):
 
 def test_ensemble_members_equal_single_nets_with_padding():
     spec = models.arch("A_2_1")
-    specs = [spec.with_(focus_hidden=(10,), cls_hidden=(20,)), spec.with_(focus_hidden=(50,), cls_hidden=(8,))]
+    specs = [
+        spec.with_(focus_hidden=(10,), cls_hidden=(20,)),
+        spec.with_(focus_hidden=(50,), cls_hidden=(8,)),
+    ]
     ens = models.Ensemble(specs, [4, 7])
     x = torch.randn(13, 9, 5, dtype=torch.float64)
     out = ens(x)
@@ -154,6 +171,7 @@ def test_ensemble_members_equal_single_nets_with_padding():
 
 
 # --- metrics -----------------------------------------------------------------------------------
+
 
 def test_categories_partition_and_accuracy():
     g = torch.Generator().manual_seed(1)
@@ -173,26 +191,41 @@ def test_categories_partition_and_accuracy():
     assert float(r["alpha_ge_half"]) == 3.0
     assert float(metrics.sparsity_value(torch.tensor([[0.995, 0.005]]))) == 1.0
     assert abs(float(metrics.entropy_bits(torch.tensor([[0.5, 0.5, 0.0]]))) - 1.0) < 1e-12
-    assert abs(float(metrics.simplex_distance(torch.tensor([[0.5, 0.5]]))) - 2 ** -0.5) < 1e-7
+    assert abs(float(metrics.simplex_distance(torch.tensor([[0.5, 0.5]]))) - 2**-0.5) < 1e-7
 
 
 # --- training ----------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("arch_name,dataset,opt,lr,k,norm", [
-    ("A_1", "d1", "adam", 0.001, 0.0, "softmax"),
-    ("A_2_2", "d2", "adam", 0.001, 0.01, "sparsemax"),
-    ("em-linear", "dist1", "sgd", 0.01, 0.0, "softmax"),
-])
+
+@pytest.mark.parametrize(
+    "arch_name,dataset,opt,lr,k,norm",
+    [
+        ("A_1", "d1", "adam", 0.001, 0.0, "softmax"),
+        ("A_2_2", "d2", "adam", 0.001, 0.01, "sparsemax"),
+        ("em-linear", "dist1", "sgd", 0.01, 0.0, "softmax"),
+    ],
+)
 def test_batched_training_equals_single_runs(arch_name, dataset, opt, lr, k, norm):
     d = data.subset(data.load(dataset, 0), 600, 200)  # 3 minibatches of 250, 250, 100 per epoch
     spec = models.arch(arch_name)
     seeds = [3, 11]
     ens = models.Ensemble([spec] * 2, seeds)
-    train.train_ensemble(ens, d, k=k, lr=lr, optimiser=opt, max_epochs=2, stop_loss=None,
-                         normaliser=norm, eval_every=2, show_progress=False)
+    train.train_ensemble(
+        ens,
+        d,
+        k=k,
+        lr=lr,
+        optimiser=opt,
+        max_epochs=2,
+        stop_loss=None,
+        normaliser=norm,
+        eval_every=2,
+        show_progress=False,
+    )
     for e, s in enumerate(seeds):
-        f, c, _ = train.train_single(spec, s, d, k=k, lr=lr, optimiser=opt, max_epochs=2, stop_loss=None,
-                                     normaliser=norm)
+        f, c, _ = train.train_single(
+            spec, s, d, k=k, lr=lr, optimiser=opt, max_epochs=2, stop_loss=None, normaliser=norm
+        )
         st = ens.member_state(e)
         for key, v in f.state_dict().items():
             assert torch.allclose(st["focus"][key], v, atol=1e-9), key
@@ -206,8 +239,17 @@ def test_early_stopped_member_is_frozen():
     ens = models.Ensemble([spec] * 2, [0, 1])
     # a threshold every member meets after the first epoch: all stop at epoch 1 and must equal a
     # single run that stopped there too
-    out = train.train_ensemble(ens, d, k=0.0, lr=0.01, optimiser="sgd", max_epochs=5, stop_loss=10.0,
-                               eval_every=1, show_progress=False)
+    out = train.train_ensemble(
+        ens,
+        d,
+        k=0.0,
+        lr=0.01,
+        optimiser="sgd",
+        max_epochs=5,
+        stop_loss=10.0,
+        eval_every=1,
+        show_progress=False,
+    )
     assert out["stop_epoch"].tolist() == [1, 1] and out["epochs_run"] == 1
     f, c, stop = train.train_single(spec, 0, d, lr=0.01, optimiser="sgd", max_epochs=5, stop_loss=10.0)
     assert stop == 1
@@ -230,9 +272,23 @@ def test_stopped_member_frozen_while_others_continue():
     d = data.subset(data.load("dist1", 0), 500)
     spec = models.arch("em-linear")
     ens = models.Ensemble([spec] * 2, [7, 7])
-    init_loss = float(train.evaluate(ens, d.x_train, d.y_train, d.fore_train, "softmax", torch.zeros(2, dtype=torch.float64))["loss"][0])
-    out = train.train_ensemble(ens, d, k=0.0, lr=[0.0, 0.01], optimiser="sgd", max_epochs=3,
-                               stop_loss=init_loss - 1e-6, eval_every=1, show_progress=False, stop_on="full")
+    init_loss = float(
+        train.evaluate(
+            ens, d.x_train, d.y_train, d.fore_train, "softmax", torch.zeros(2, dtype=torch.float64)
+        )["loss"][0]
+    )
+    out = train.train_ensemble(
+        ens,
+        d,
+        k=0.0,
+        lr=[0.0, 0.01],
+        optimiser="sgd",
+        max_epochs=3,
+        stop_loss=init_loss - 1e-6,
+        eval_every=1,
+        show_progress=False,
+        stop_on="full",
+    )
     assert out["stop_epoch"].tolist() == [3, 1]
     f, c, stop = train.train_single(spec, 7, d, lr=0.01, optimiser="sgd", max_epochs=1, stop_loss=None)
     assert torch.allclose(ens.member_state(1)["cls"]["layers.0.weight"], c.layers[0].weight, atol=1e-12)
@@ -245,7 +301,9 @@ def test_padded_widths_train_like_single_nets():
     base = models.arch("A_2_1")
     specs = [base.with_(focus_hidden=(6,), cls_hidden=(4,)), base.with_(focus_hidden=(10,), cls_hidden=(12,))]
     ens = models.Ensemble(specs, [2, 5])
-    train.train_ensemble(ens, d, k=0.0, lr=0.001, max_epochs=2, stop_loss=None, eval_every=2, show_progress=False)
+    train.train_ensemble(
+        ens, d, k=0.0, lr=0.001, max_epochs=2, stop_loss=None, eval_every=2, show_progress=False
+    )
     for e, (spec, seed) in enumerate(zip(specs, [2, 5])):
         f, c, _ = train.train_single(spec, seed, d, lr=0.001, max_epochs=2, stop_loss=None)
         st = ens.member_state(e)
@@ -263,26 +321,40 @@ def test_per_segment_single_run_equals_vectorised():
     spec = models.arch("A_1", layer=1)
     f1, c1, _ = train.train_single(spec, 0, d, max_epochs=1, stop_loss=None)
     f2, c2, _ = train.train_single(spec, 0, d, max_epochs=1, stop_loss=None, per_segment=True)
-    for (a, b) in ((f1, f2), (c1, c2)):
-        for (k1, v1), (k2, v2) in zip(a.state_dict().items(), b.state_dict().items()):
+    for a, b in ((f1, f2), (c1, c2)):
+        for (k1, v1), (_, v2) in zip(a.state_dict().items(), b.state_dict().items()):
             assert torch.allclose(v1, v2, atol=1e-10), k1
 
 
 # --- the authors' stopping rule, tables and claim inputs -------------------------------------------
 
+
 def test_minibatch_stopping_rule_matches_a_single_run():
     """The batched program stops where a single run with the authors' rule (sum of the epoch's minibatch
     losses / (batches - 1)) stops, and a member frozen there equals that single run."""
-    d = data.subset(data.load("dist1", 0), 750)          # 3 minibatches of 250: the sum is divided by 2
+    d = data.subset(data.load("dist1", 0), 750)  # 3 minibatches of 250: the sum is divided by 2
     spec = models.arch("em-linear")
     ens = models.Ensemble([spec] * 2, [3, 3])
-    init = float(train.evaluate(ens, d.x_train, d.y_train, d.fore_train, "softmax",
-                                torch.zeros(2, dtype=torch.float64))["loss"][0])
-    # with 3 minibatches the authors' epoch loss is 1.5 x the mean minibatch loss, so at 1.4 x the initial loss
-    # a member stops once its minibatch losses average below ~0.93 x the initial loss; member 0 (lr 0) never does
+    init = float(
+        train.evaluate(
+            ens, d.x_train, d.y_train, d.fore_train, "softmax", torch.zeros(2, dtype=torch.float64)
+        )["loss"][0]
+    )
+    # with 3 minibatches the authors' epoch loss is 1.5 x the mean minibatch loss, so at 1.4 x the
+    # initial loss a member stops once its minibatch losses average below ~0.93 x the initial loss;
+    # member 0 (lr 0) never does
     threshold = 1.4 * init
-    out = train.train_ensemble(ens, d, k=0.0, lr=[0.0, 0.05], optimiser="sgd", max_epochs=6, stop_loss=threshold,
-                               eval_every=1, show_progress=False)
+    out = train.train_ensemble(
+        ens,
+        d,
+        k=0.0,
+        lr=[0.0, 0.05],
+        optimiser="sgd",
+        max_epochs=6,
+        stop_loss=threshold,
+        eval_every=1,
+        show_progress=False,
+    )
     f, c, stop = train.train_single(spec, 3, d, lr=0.05, optimiser="sgd", max_epochs=6, stop_loss=threshold)
     assert out["stop_epoch"].tolist() == [6, stop] and stop < 6
     assert torch.allclose(ens.member_state(1)["focus"]["layers.0.weight"], f.layers[0].weight, atol=1e-12)
@@ -293,10 +365,16 @@ def test_side_by_side_shows_every_row_of_the_authors_table():
 
     from companion.pandey2022 import reference, tables
 
-    runs = pd.DataFrame([dict(layer="zeroth", k=0.0, seed=s, acc=a, test_acc=a - 1, ftpt=a - 20, ffpt=20.0)
-                         for s, a in enumerate([99.0, 95.0, 50.0])])
+    runs = pd.DataFrame(
+        [
+            dict(layer="zeroth", k=0.0, seed=s, acc=a, test_acc=a - 1, ftpt=a - 20, ffpt=20.0)
+            for s, a in enumerate([99.0, 95.0, 50.0])
+        ]
+    )
     summ = tables.summarise(runs, ["layer", "k"])
-    assert summ.loc[0, "n_best"] == 2 and summ.loc[0, "acc"] == pytest.approx(81.333, abs=1e-3)  # training acc
+    assert summ.loc[0, "n_best"] == 2 and summ.loc[0, "acc"] == pytest.approx(
+        81.333, abs=1e-3
+    )  # training acc
     cmp = tables.side_by_side(summ, tables.reference("T-D1"), ["layer", "k"], ["acc", "ftpt", "n_best"])
     assert len(cmp) == len(reference.REFERENCE["T-D1"])
     assert (cmp["ours runs"] == tables.NOT_RUN).sum() == len(cmp) - 1
@@ -310,9 +388,21 @@ def test_claim_inputs_pair_runs_and_leave_unrun_settings_empty():
 
     from companion.pandey2022 import studies
 
-    rows = [dict(layer=layer, k=0.0, seed=s, focus_width=fw, cls_width=20, lr=0.001, acc=99.0,
-                 ftpt=float(10 * s + fw + (5 if layer == "second" else 0)))
-            for layer in ("second", "zeroth") for fw in (100, 10) for s in (2, 0, 1)]
+    rows = [
+        dict(
+            layer=layer,
+            k=0.0,
+            seed=s,
+            focus_width=fw,
+            cls_width=20,
+            lr=0.001,
+            acc=99.0,
+            ftpt=float(10 * s + fw + (5 if layer == "second" else 0)),
+        )
+        for layer in ("second", "zeroth")
+        for fw in (100, 10)
+        for s in (2, 0, 1)
+    ]
     runs = pd.DataFrame(rows)
     p = studies.paired(runs, "ftpt", dict(layer="second"), dict(layer="zeroth"))
     assert (p["a"] - p["b"] == 5).all() and len(p["a"]) == 6
