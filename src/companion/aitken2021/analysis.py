@@ -29,7 +29,7 @@ __all__ = ["task_from_settings", "train_config_from_settings", "one_to_one_ensem
 
 def _get(S: Mapping, name: str, default=None):
     """Deprecated: kept only for ``learned.py`` (another chapter group), which still reads optional
-    settings this way. The one-to-one chapters read every setting directly: defaults live in ``_config.yml``."""
+    settings this way. The one-to-one chapters read every setting directly (defaults: ``_config.yml``)."""
     try:
         v = S[name]
     except (KeyError, AttributeError):
@@ -69,7 +69,8 @@ def train_config_from_settings(S: Mapping, arch: str) -> TrainConfig:
     return TrainConfig(steps=steps, lr_decay=decay)
 
 
-def one_to_one_ensemble(S: Mapping, arch: str, reverse: bool = False, rules: tuple[str, ...] = ()) -> TrainedEnsemble:
+def one_to_one_ensemble(S: Mapping, arch: str, reverse: bool = False,
+                        rules: tuple[str, ...] = ()) -> TrainedEnsemble:
     """The cached ensemble ``arch`` on the chapter's one-to-one task (seeds ``seed..seed+n_seeds-1``;
     VED uses ``ved_seeds`` and ``ved_steps``, the reversed / prev0 variants ``variant_seeds``, when the
     chapter has them)."""
@@ -95,9 +96,9 @@ def budget_note(S: Mapping) -> str:
     steps = int(S["ved_steps"])
     if steps >= PAPER_STEPS:
         return f"VED trained for {steps} steps (the recipe's budget)."
-    return (f"Note: VED trained for only {steps} of the recipe's {PAPER_STEPS} steps ({getattr(S, 'profile', '?')} profile). "
-            "In our runs VED stays near chance for ~2000 steps and reaches ~99 % phrase accuracy only at ~6000, so its "
-            "panels and claims here show an under-trained network; run with `--profile paper` or `-p ved_steps 6000`.")
+    return (f"Note: VED trained for only {steps} of the recipe's {PAPER_STEPS} steps ({S.profile} profile). "
+            "VED learns slowly (see its training curve), so its panels and claims here may show an "
+            f"under-trained network; run with `-p ved_steps {PAPER_STEPS}`.")
 
 
 @dataclass
@@ -148,7 +149,8 @@ class Analysis:
     @cached_property
     def diagonal(self) -> torch.Tensor:
         """Fraction of valid rows whose attention argmax is the expected source position ``(E,)``."""
-        return M.attention_argmax_agreement(self.trace.attention, self.data.meta["expected_source"], self.data)
+        expected = self.data.meta["expected_source"]
+        return M.attention_argmax_agreement(self.trace.attention, expected, self.data)
 
     @cached_property
     def temporal_alignment(self) -> torch.Tensor:
@@ -157,7 +159,7 @@ class Analysis:
 
     @cached_property
     def temporal_diagonal(self) -> torch.Tensor:
-        """Share of decoder steps (below the shortest length) where ``mu^E_s . mu^D_t`` peaks at s = t ``(E,)``."""
+        """Share of decoder steps (below the shortest length) where ``mu^E_s . mu^D_t`` peaks at s = t."""
         return M.temporal_argmax_diagonal(self.temporal_alignment, int(self.data.out_index.min()))
 
     @cached_property
@@ -192,8 +194,10 @@ class Analysis:
     @cached_property
     def word_variance(self) -> dict:
         return {
-            "encoder": M.word_variance(self.enc, self.data.inputs, len(self.data.in_vocab), self.data.in_vocab.pad),
-            "decoder": M.word_variance(self.dec, self.data.targets, len(self.data.out_vocab), self.data.out_vocab.pad),
+            "encoder": M.word_variance(self.enc, self.data.inputs, len(self.data.in_vocab),
+                                       self.data.in_vocab.pad),
+            "decoder": M.word_variance(self.dec, self.data.targets, len(self.data.out_vocab),
+                                       self.data.out_vocab.pad),
         }
 
     @cached_property
@@ -204,7 +208,8 @@ class Analysis:
     def null_input(self) -> dict:
         S, T = self.enc.states.shape[2], self.dec.states.shape[2]
         enc0, dec0 = self.model.null_input_states(S, T)
-        return {"encoder": M.null_input_comparison(self.enc, enc0), "decoder": M.null_input_comparison(self.dec, dec0)}
+        return {"encoder": M.null_input_comparison(self.enc, enc0),
+                "decoder": M.null_input_comparison(self.dec, dec0)}
 
     @cached_property
     def explained(self) -> dict:

@@ -10,7 +10,7 @@ Every hidden state has a time index and the word that arrived at that step, so
   (sample, step) whose label is x;
 - ``delta`` (residual): what remains, so the sum reproduces ``h`` exactly.
 
-Rules (reference note 1.2): repeated pads are left out of every average (a
+Rules (as in the authors' code): repeated pads are left out of every average (a
 sample enters step t if its token at t is not ``<pad>`` or its token at t-1 is
 not; the first pad, the EOS, stays). The encoder's label and pad test use the
 input tokens. The decoder's pad test uses the *target* tokens and its label is
@@ -107,15 +107,19 @@ def decompose(states: torch.Tensor, labels: torch.Tensor, valid: torch.Tensor, n
     labels = labels.expand(E, B, L).long()
     valid = valid.expand(E, B, L)
     w = valid.to(states.dtype).unsqueeze(-1)
+    # temporal component mu_t: the mean over samples (axis 1) of the valid states at each step t
     count_t = w.sum(1)  # (E, L, 1)
     mu = (states * w).sum(1) / count_t.clamp_min(1)
+    # input-delta component chi_k: the mean of h - mu over the valid states labelled k, at any step
     centred = states - mu.unsqueeze(1)
     flat = (centred * w).reshape(E, B * L, n)
     idx = labels.clamp(0, n_labels - 1).reshape(E, B * L, 1)
     sums = torch.zeros(E, n_labels, n, dtype=states.dtype).scatter_add_(1, idx.expand(E, B * L, n), flat)
     counts = torch.zeros(E, n_labels, 1, dtype=states.dtype).scatter_add_(1, idx, w.reshape(E, B * L, 1))
     chi = sums / counts.clamp_min(1)
-    comp = Components(states, mu, chi, labels.clamp(0, n_labels - 1), valid, torch.zeros(()), list(label_names or range(n_labels)), side)
+    names = list(label_names or range(n_labels))
+    comp = Components(states, mu, chi, labels.clamp(0, n_labels - 1), valid, torch.zeros(()), names, side)
+    # residual delta: whatever is left, so that mu + chi + delta = h holds exactly for every state
     comp.delta = states - comp.temporal - comp.input_delta
     return comp
 
@@ -140,7 +144,8 @@ def decompose_decoder(trace: Trace, data: Seq2SeqData) -> Components:
     targets = _members(data.targets, E, 2)
     valid = first_pad_mask(targets, data.out_vocab.pad)
     V = len(data.out_vocab)
-    labels = torch.where(trace.decoder_inputs < 0, torch.full_like(trace.decoder_inputs, V), trace.decoder_inputs)
+    inputs = trace.decoder_inputs
+    labels = torch.where(inputs < 0, torch.full_like(inputs, V), inputs)  # -1 (start) becomes the <BoS> class
     names = list(data.out_vocab.tokens) + ["<BoS>"]
     return decompose(trace.decoder_states, labels, valid, V + 1, names, "decoder")
 

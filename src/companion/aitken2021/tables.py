@@ -1,4 +1,4 @@
-"""The accuracy table (T1) and the hyperparameter table (T2): our reconstruction (no table of the paper is known).
+"""The accuracy table (T1) and the hyperparameter table (T2): our reconstruction (no paper table is known).
 
 T1 collects one row per (task, architecture) ensemble from *row providers*:
 callables ``provider(S) -> list[(task_label, TrainedEnsemble)]`` registered in
@@ -37,7 +37,7 @@ PROVIDER_MODULES: list[str] = ["companion.aitken2021.table_rows"]
 
 
 def one_to_one_rows(S: Mapping) -> list[tuple[str, TrainedEnsemble]]:
-    """The one-to-one ensembles of this paper's chapters (the same cache entries as Figs 2-4 and the appendix)."""
+    """The one-to-one ensembles of this paper's chapters (the cache entries of Figs 2-4 and the appendix)."""
     rows = [("one-to-one", one_to_one_ensemble(S, arch)) for arch in ("VED", "AED", "AO")]
     rows.append(("one-to-one reversed", one_to_one_ensemble(S, "AED", reverse=True)))
     rows.append(("one-to-one prev0", one_to_one_ensemble(S, "AED", rules=("prev0",))))
@@ -99,7 +99,7 @@ def accuracy_table(raw: pd.DataFrame) -> pd.DataFrame:
 
 
 def hyperparameter_table(S: Mapping) -> pd.DataFrame:
-    """T2: the training and model settings, the development code's value (:mod:`.reference`) beside this run's."""
+    """T2: the training and model settings, the development code's (:mod:`.reference`) beside this run's."""
     base = TrainConfig()
     aed = train_config_from_settings(S, "AED")
     ved = train_config_from_settings(S, "VED")
@@ -107,7 +107,8 @@ def hyperparameter_table(S: Mapping) -> pd.DataFrame:
     ours = {
         "optimizer": "Adam",
         "Adam betas, eps": f"{tuple(base.betas)}, {base.eps}",
-        "learning rate": (f"AED, AO: {aed.lr} x {aed.lr_decay:.5f}^step (ends at {aed.lr * aed.lr_decay ** aed.steps:.4f}); "
+        "learning rate": (f"AED, AO: {aed.lr} x {aed.lr_decay:.5f}^step "
+                          f"(ends at {aed.lr * aed.lr_decay ** aed.steps:.4f}); "
                           f"VED: {ved.lr} x {ved.lr_decay:.5f}^step"),
         "gradient clipping (global norm, per network)": f"{base.clip}",
         "batch size": f"{base.batch}",
