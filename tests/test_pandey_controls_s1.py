@@ -1,14 +1,16 @@
-"""Pandey et al. (2022), error modes, architecture, data and sparse attention: properties of the specified data and
-of our implementation (unit tests, not claims), and broken-configuration controls for some registered claims.
+"""Pandey et al. (2022), error modes, architecture, data and sparse attention: properties of the specified
+data and of our implementation (unit tests, not claims), and broken-configuration controls for claims.
 
-A control runs the real pipeline at tiny scale with a setting that must break the finding (one epoch of training;
-the two normalisers of a paired comparison made the same) and asserts that the registered rule does not pass it.
+A control runs the real pipeline at tiny scale with a setting that must break the finding (one epoch of
+training; the same normaliser on both sides of a paired comparison) and asserts that its rule does not pass.
 """
 import pytest
 import torch
 
 from companion import registry
-from companion.pandey2022 import data, errormodes as EM, models, studies as St, train as T
+from companion.pandey2022 import data, models
+from companion.pandey2022 import errormodes as EM
+from companion.pandey2022 import studies as St
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -55,8 +57,8 @@ def test_traced_forward_shapes_and_uniform_start():
 
 @pytest.mark.parametrize("name,base", [("A_2_2-random-focus", "A_2_2"), ("A_1-random-focus", "A_1")])
 def test_random_focus_variants_follow_the_authors_sparsity_notebooks(name, base):
-    """No functionally-zero step (attention not uniform at init) and one manual_seed per run: the focus net equals
-    the re-seeded variant's before its duplicate-and-negate step, the classification net continues the stream."""
+    """No functionally-zero step (attention not uniform at init) and one manual_seed per run: both nets come
+    from one random stream, so the classification net differs from the re-seeded variant's."""
     spec = models.arch(name)
     focus, cls = models.build_single(spec, 3)
     x = data.load("d2" if base.startswith("A_2") else "d1").x_train[:8].double()
@@ -85,8 +87,8 @@ def test_control_one_epoch_of_training_shows_no_error_mode():
 def test_control_one_epoch_softmax_does_not_match_the_table():
     """t-a1/softmax-ftpt: one epoch of training leaves FTPT far below the authors' 91.79 %."""
     setup = St.SPARSITY_SETUPS["T-A1"]
-    runs, _, _ = St.sparsity_table("T-A1", setup["dataset"], setup["arch"], "zeroth", "softmax", 5, 1, "float32",
-                                   lr_by_method=setup["lr"], stop_on=setup["stop_on"])
+    runs, _, _ = St.sparsity_table("T-A1", setup["dataset"], setup["arch"], "zeroth", "softmax", 5, 1,
+                                   "float32", lr_by_method=setup["lr"], stop_on=setup["stop_on"])
     v = registry.decide(registry.get("t-a1/softmax-ftpt"), values=runs["ftpt"])
     assert v.status == "fail", v
 
@@ -94,8 +96,8 @@ def test_control_one_epoch_softmax_does_not_match_the_table():
 def test_control_same_normaliser_on_both_sides_cannot_raise_ftpt():
     """t-a1/sparsemax-raises-ftpt: with softmax on both sides of the paired comparison it must not pass."""
     setup = St.SPARSITY_SETUPS["T-A1"]
-    runs, _, _ = St.sparsity_table("T-A1", setup["dataset"], setup["arch"], "zeroth", "softmax", 5, 5, "float32",
-                                   lr_by_method=setup["lr"], stop_on=setup["stop_on"])
+    runs, _, _ = St.sparsity_table("T-A1", setup["dataset"], setup["arch"], "zeroth", "softmax", 5, 5,
+                                   "float32", lr_by_method=setup["lr"], stop_on=setup["stop_on"])
     a = b = St.values(runs, "ftpt", method="softmax")
     v = registry.decide(registry.get("t-a1/sparsemax-raises-ftpt"), a=a, b=b)
     assert v.status != "pass", v
@@ -106,5 +108,5 @@ def test_error_mode_claims_ignore_the_showcased_seed():
     _, _, _, f1 = EM.run("dist1", 1238, 4, epochs=2)
     _, _, _, f2 = EM.run("dist1", 999, 4, epochs=2)
     cols = ["seed", "acc", "ftpt", "ffpt"]
-    r1, r2 = EM.ensemble_runs(f1)[cols].reset_index(drop=True), EM.ensemble_runs(f2)[cols].reset_index(drop=True)
-    assert r1.equals(r2)
+    r1 = EM.ensemble_runs(f1)[cols].reset_index(drop=True)
+    assert r1.equals(EM.ensemble_runs(f2)[cols].reset_index(drop=True))

@@ -83,7 +83,8 @@ def epoch0_accuracy(res: dict, frame: pd.DataFrame) -> pd.Series:
 def outcome_counts(frame: pd.DataFrame) -> pd.DataFrame:
     """How many of the ensemble seeds 0..n_seeds-1 ended in each outcome."""
     f = frame[frame["in_ensemble"]]
-    counts = f["outcome"].value_counts().reindex(["interpretable", "error mode", "other", "inaccurate"], fill_value=0)
+    order = ["interpretable", "error mode", "other", "inaccurate"]
+    counts = f["outcome"].value_counts().reindex(order, fill_value=0)
     return pd.DataFrame({"runs": counts, "share %": (100 * counts / max(len(f), 1)).round(1)})
 
 

@@ -42,7 +42,7 @@ class ArchSpec:
     init: str = "default"          # "default" (PyTorch) or "xavier" (Xavier-normal weights, zero biases)
     focus_zero: bool = False       # the "functionally zero" duplicate-and-negate focus initialisation
     layer: int = 0                 # averaging layer
-    reseed_cls: bool = True        # torch.manual_seed(seed) again before the classification net (most scripts)
+    reseed_cls: bool = True        # torch.manual_seed(seed) again before the classification net
 
     @property
     def feature_dim(self) -> int:

@@ -97,7 +97,7 @@ def max_alpha_split(res: dict, split: str = "train") -> dict:
 
 
 def max_alpha_by_run(res: dict, split: str = "train") -> pd.DataFrame:
-    """Per run: mean largest attention weight over its FTPT mosaics and over its FFPT mosaics (NaN if none)."""
+    """Per run: mean largest attention weight over its FTPT and over its FFPT mosaics (NaN if none)."""
     d = data_mod.load(res["config"]["dataset"], res["config"]["data_seed"] or 0)
     ens = T.ensemble_of(res)
     x = (d.x_train if split == "train" else d.x_test).to(ens.dtype)
@@ -137,10 +137,10 @@ def _method_program(dataset, arch_name, layer, method, n_seeds, epochs, dtype, k
 
 #: The appendix sparsity tables as the authors ran them (their notebooks and scripts in
 #: attention_sparsity_comparison/codes_initial_comparison, not the readme): a Xavier-normal focus without the
-#: functionally-zero step, seeded once per run, at most 2500 epochs, early stop when the loss of a full pass
-#: over the training set after the epoch is <= 0.01 (``stop_on="full"``; the Table A1 notebooks divided the sum
-#: of the 12 batch losses by 11, we take the mean). Table A1 used Adam lr 0.01 for softmax and sparsemax but
-#: 0.001 for spherical softmax; Table A2 lr 0.001.
+#: functionally-zero step, seeded once per run, at most 2500 epochs, early stop when the loss of a full
+#: pass over the training set after the epoch is <= 0.01 (``stop_on="full"``; the Table A1 notebooks
+#: divided the sum of the 12 batch losses by 11, we take the mean). Table A1 used Adam lr 0.01 for softmax
+#: and sparsemax but 0.001 for spherical softmax; Table A2 lr 0.001.
 #: "T-A1-older" is the earlier version of Table A1 (functionally-zero focus, lr 0.001), kept for comparison.
 SPARSITY_SETUPS = {
     "T-A1": {"dataset": "d2", "arch": "A_2_2-random-focus", "stop_on": "full",
@@ -165,21 +165,21 @@ def sparsity_table(table: str, dataset: str, arch_name: str, layers: str, method
         for method in parse_list(methods, str):
             k = (k_by_layer or {}).get(layer, 0.005)
             lr = (lr_by_method or {}).get(method, 0.001)
-            res = _method_program(dataset, arch_name, layer, method, n_seeds, epochs, dtype, k_entropy=k, lr=lr,
-                                  stop_on=stop_on)
+            res = _method_program(dataset, arch_name, layer, method, n_seeds, epochs, dtype, k_entropy=k,
+                                  lr=lr, stop_on=stop_on)
             f = member_frame(res)
             f["method"] = method
             frames.append(f)
     runs = pd.concat(frames, ignore_index=True)
     keys = ["layer", "method"] if table == "T-A2" else ["method"]
-    # the authors' "avg Acc" and "best runs" use the training accuracy (FTPT + FFPT); test accuracy is shown too
+    # the authors' "avg Acc" and "best runs" use the training accuracy (FTPT + FFPT); test accuracy beside it
     summ = summarise(runs, keys, acc="acc",
                      values=("test_acc", "ftpt", "ffpt", "sparsity", "simplex_dist", "entropy_bits"))
     ref = reference(table).rename(columns={"normaliser": "method"})
     if "aggregate" in ref:  # T-A1 gives spherical softmax over all runs and over the trained runs
         ref = ref[ref["aggregate"] == "all runs"]
-    cmp = side_by_side(summ, ref, keys, ["acc", "test_acc", "ftpt", "sparsity", "simplex_dist", "entropy_bits"],
-                       acc="acc")
+    cols = ["acc", "test_acc", "ftpt", "sparsity", "simplex_dist", "entropy_bits"]
+    cmp = side_by_side(summ, ref, keys, cols, acc="acc")
     return runs, summ, cmp
 
 
