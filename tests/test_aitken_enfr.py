@@ -16,7 +16,8 @@ LINES = [
     "I see.\tJe comprends.",
     "Be calm.\tSois calme.",
     "I won!\tJ'ai gagné !",
-    "This sentence has far too many words to keep here.\tCette phrase est beaucoup trop longue pour être gardée ici.",
+    "This sentence has far too many words to keep here."
+    "\tCette phrase est beaucoup trop longue pour être gardée ici.",
     "I see it.\tJe le vois.",
 ]
 
@@ -55,7 +56,8 @@ def test_load_small_file(tmp_path):
         for i, (e, f) in enumerate(toks):
             assert int(split.in_index[i]) == len(e) and int(split.out_index[i]) == len(f)
             assert (split.inputs[i, len(e):] == 0).all()
-            assert enfr.decode(c.out_vocab, split.targets[i]) == [w if w in c.out_vocab.tokens else "<unk>" for w in f]
+            known = [w if w in c.out_vocab.tokens else "<unk>" for w in f]
+            assert enfr.decode(c.out_vocab, split.targets[i]) == known
     # vocabularies come from the training split only
     for _, f in c.test_tokens:
         for w in f:

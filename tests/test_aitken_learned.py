@@ -31,7 +31,8 @@ def test_qkv_matches_its_definition():
     data = task.sample(5, torch.Generator().manual_seed(0))
     tr = model(data, mode="greedy")
     att = model.attn
-    assert isinstance(att, learned.QKVAttention) and att.W_Q.shape == (1, 16, 8) and att.W_V.shape == (1, 16, 16)
+    assert isinstance(att, learned.QKVAttention)
+    assert att.W_Q.shape == (1, 16, 8) and att.W_V.shape == (1, 16, 16)
     enc, dec = tr.encoder_states[0], tr.decoder_states[0]  # (B, S, n), (B, T, n)
     a = (dec @ att.W_Q[0]) @ (enc @ att.W_K[0]).transpose(1, 2) / math.sqrt(16)
     assert torch.allclose(tr.alignment[0], a, atol=1e-5)
@@ -85,7 +86,6 @@ def test_learned_alignment_terms_sum_to_the_full_alignment():
     model, task = _model("qkv", [7], qk_size=8)
     data = task.sample(32, torch.Generator().manual_seed(3))
     tr = model(data, mode="greedy")
-    S, T = tr.encoder_states.shape[2], tr.decoder_states.shape[2]
     enc_valid = tr.input_valid
     dec_valid = torch.ones(tr.decoder_states.shape[:3], dtype=torch.bool)
     enc = _split(tr.encoder_states, data.inputs.unsqueeze(0), enc_valid, len(task.in_vocab))
@@ -102,3 +102,33 @@ def test_learned_alignment_terms_sum_to_the_full_alignment():
     # and the projection of the parts adds up to the projection of the states (linearity)
     K = learned.projected_components(enc, att.W_K)
     assert torch.allclose(K["mu"] + K["chi"] + K["delta"], att.project_keys(tr.encoder_states), atol=1e-5)
+
+
+def _analysis(attention, seeds, **opts):
+    from companion.aitken2021.analysis import Analysis
+    from companion.aitken2021.decompose import decompose_decoder, decompose_encoder
+    from companion.aitken2021.train import TrainedEnsemble
+
+    model, task = _model(attention, seeds, **opts)
+    model.requires_grad_(False)
+    data = task.sample(64, torch.Generator().manual_seed(4))
+    trace = model(data, mode="greedy")
+    ens = TrainedEnsemble(model=model, task=task, seeds=list(seeds), train_config=None, history={}, test={},
+                          seconds=0.0, payload={})
+    return Analysis(ens, data, trace, decompose_encoder(trace, data), decompose_decoder(trace, data))
+
+
+def test_projected_terms_of_the_library_decomposition_sum_to_the_alignment():
+    """The identity the QKV appendix relies on, with the library's own decomposition."""
+    a = _analysis("qkv", [8, 9], qk_size=8)
+    total = sum(a.terms.values())
+    assert torch.allclose(total, a.trace.alignment, atol=1e-4 * float(a.trace.alignment.abs().max()))
+
+
+def test_each_heads_terms_sum_to_its_alignment():
+    """The multi-head appendix splits every head's own alignment; the nine terms must add back up."""
+    a = _analysis("mh", [5, 6], heads=2)
+    per_head = a.model.attn.head_alignment(a.trace.encoder_states, a.trace.decoder_states)
+    for k in range(2):
+        total = sum(learned.head_terms(a, k).values())
+        assert torch.allclose(total, per_head[:, :, k], atol=1e-4 * float(per_head.abs().max()))

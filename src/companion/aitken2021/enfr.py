@@ -3,9 +3,9 @@
 Why: Aitken et al. contrast the synthetic tasks with natural translation,
 where attention is still roughly diagonal but word order and sentence lengths
 differ between the languages, so the input-driven components must do more.
-The paper's own corpus and preprocessing are unknown (reference note, 3.3);
+The paper's own corpus and preprocessing are unknown [REC];
 we use the Tatoeba/Anki pairs provided at ``../shared/data/en_fr/pairs.tsv``
-(see its SOURCE.md) and the note's recommended recipe.
+(see its SOURCE.md), lower-cased and tokenised, short pairs only.
 
 Credit: contains sentences from the Tatoeba Project (tatoeba.org),
 CC-BY 2.0 FR, via www.manythings.org/anki.
@@ -45,7 +45,6 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
 from torch import nn
 
 from companion import paths
@@ -56,7 +55,8 @@ from companion.ensemble import EnsembleModule
 PAD, UNK = "<pad>", "<unk>"
 SPECIALS = (PAD, UNK)
 UNK_ID = 1
-CREDIT = "Contains sentences from the Tatoeba Project (tatoeba.org), CC-BY 2.0 FR, via www.manythings.org/anki."
+CREDIT = ("Contains sentences from the Tatoeba Project (tatoeba.org), CC-BY 2.0 FR, "
+          "via www.manythings.org/anki.")
 
 _SPACES = {"\u202f", "\u00a0", "\u2009", "\u2007", "\u2002", "\u2003", "\u200a", "\u3000"}
 _APOSTROPHES = {"\u2019", "\u2018", "\u02bc", "\u00b4"}
@@ -162,7 +162,8 @@ def tokenize(text: str, lang: str = "fr") -> list[str]:
 
     French keeps the apostrophe on the elided word: ``"c'est l'homme !"`` ->
     ``["c'", 'est', "l'", 'homme', '!']``. English splits clitics to the right:
-    ``"I'm sure it's Tom's, don't go"`` -> ``['i', "'m", 'sure', 'it', "'s", 'tom', "'s", ',', 'do', "n't", 'go']``.
+    ``"I'm sure it's Tom's, don't go"`` ->
+    ``['i', "'m", 'sure', 'it', "'s", 'tom', "'s", ',', 'do', "n't", 'go']``.
     """
     pattern = _TOKEN_EN if lang == "en" else _TOKEN_FR
     return pattern.findall(normalize(text))
@@ -399,7 +400,7 @@ class LearnedEmbedding(EnsembleModule):
     """A trainable ``vocab x dim`` table per ensemble member (registered as ``"learned"``).
 
     One-hot inputs, used for the synthetic tasks, would be thousands of
-    dimensions wide here (reference note A4), so English-French alone gets a
+    dimensions wide here, so English-French alone gets a
     learned embedding of ``dim`` (default 128). Rows start at ``N(0, 1/dim)``,
     so an embedded word has about unit norm like a one-hot vector. The decoder's
     start input is the mean embedding row, i.e. the embedding of the uniform

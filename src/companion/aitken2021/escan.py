@@ -7,7 +7,7 @@ attention *close* to the diagonal but moves it by input-dependent amounts:
 repeats the verb. Aitken et al. use it to show the input-delta components
 bending the attention off the diagonal.
 
-Construction (reference note, section 3.2):
+Construction (from the development code's ``scan_functions.py`` [CODE]):
 
 * **Base commands.** The SCAN commands whose words are all in
   {run, walk, jump, left, and, twice}, minus every command holding
@@ -297,8 +297,8 @@ def find_scan_offset(inputs: torch.Tensor, in_index: torch.Tensor, in_words=IN_W
     emitted one step later, after ``I_TURN_LEFT``). Equivalently the cumulative
     sum of ``is_and[i] - is_left[i] + is_left[i+1]``. The curve averages over
     the samples whose input (without pads) covers ``i``; it has length S and is
-    NaN where no sample is that long. This is the quantity the reference note
-    calls ``find_scan_offset`` and compares with the temporal-offset peak (M4).
+    NaN where no sample is that long. This is the development code's ``find_scan_offset``,
+    set beside the peak of the temporal alignment in Figure 5.
     """
     x = torch.as_tensor(inputs)
     is_and = (x == in_words.index("and")).double()

@@ -12,7 +12,7 @@ projection and that the input-delta components lie along the readout vectors
 *after* the value projection; :func:`projected_components` and
 :func:`learned_alignment_terms` compute exactly those projected quantities.
 
-Modules (the note's ``enc_dec_attl`` / ``enc_dec_attmh`` [CODE ``train_and_build.py``]):
+Modules (the development code's ``enc_dec_attl`` / ``enc_dec_attmh`` [CODE ``train_and_build.py``]):
 
 * :class:`QKVAttention` - ``W_Q``, ``W_K`` (n x qk_size), ``W_V`` (n x v_size), no biases,
   Glorot-normal initialisation, scores scaled by ``1/sqrt(v_size)`` (as in the
@@ -40,6 +40,7 @@ import torch
 from torch import nn
 
 from ..ensemble import EnsembleLinear, EnsembleModule, bmm_last
+from .decompose import TERM_NAMES
 from .models import ATTENTIONS, MASK_SCORE
 
 __all__ = [
@@ -51,7 +52,6 @@ __all__ = [
     "TERM_NAMES",
 ]
 
-TERM_NAMES = ("temp_temp", "temp_inp", "temp_del", "inp_temp", "inp_inp", "inp_del", "del_temp", "del_inp", "del_del")
 _PARTS = {"temp": "mu", "inp": "chi", "del": "delta"}
 
 
@@ -188,7 +188,8 @@ class MultiHeadAttention(EnsembleModule):
         """``(E, H, n, n)``: head k's effective value map ``x -> W_O[:, block k] W_V^k x`` as ``x @ M``."""
         v = self.v_size
         Wo = self.W_O.weight  # (E, H*v, n), input-major
-        return torch.stack([torch.bmm(h.W_V, Wo[:, k * v : (k + 1) * v]) for k, h in enumerate(self.head)], dim=1)
+        maps = [torch.bmm(h.W_V, Wo[:, k * v : (k + 1) * v]) for k, h in enumerate(self.head)]
+        return torch.stack(maps, dim=1)
 
     def extra_repr(self) -> str:
         return f"n_members={self.n_members}, heads={self.heads}, hidden={self.hidden}, v={self.v_size}"
@@ -217,7 +218,7 @@ def learned_alignment_terms(enc_parts: dict, dec_parts: dict, W_K: torch.Tensor,
 
     ``enc_parts`` / ``dec_parts``: ``{"mu", "chi", "delta"}`` per sample and step,
     shaped ``(E, B, S, n)`` / ``(E, B, T, n)``. Returns ``{name: (E, B, T, S)}`` with
-    the note's names (``temp_inp`` = encoder temporal x decoder input, ...);
+    the library's term names (``temp_inp`` = encoder temporal x decoder input, ...);
     their sum is the full scaled alignment ``scale * (W_K h^E) . (W_Q h^D)``.
     """
     K = projected_components(enc_parts, W_K)
@@ -230,7 +231,7 @@ def learned_alignment_terms(enc_parts: dict, dec_parts: dict, W_K: torch.Tensor,
 
 
 # --------------------------------------------------------------------------------------
-# appendix analyses (P-qkv): temporal components after W_K / W_Q, input-delta after W_V
+# appendix analyses: temporal components after W_K / W_Q, input-delta after W_V
 # --------------------------------------------------------------------------------------
 def _angle(A: torch.Tensor, B: torch.Tensor) -> torch.Tensor:
     """Angles in degrees between rows of ``A (E, V, d)`` and rows of ``B (E, K, d)`` -> ``(E, V, K)``."""
@@ -272,7 +273,8 @@ def projected_temporal(a, head: int | None = None, min_count: int = 10) -> dict:
         arg = M.masked_fill(~s_ok[None, None, :], -math.inf).argmax(-1)
         return ((arg == t_idx) & rows).sum(-1).double() / rows.sum().clamp_min(1)
 
-    cos = torch.einsum("etk,esk->ets", Q, K) / (Q.norm(dim=-1).unsqueeze(-1) * K.norm(dim=-1).unsqueeze(-2)).clamp_min(1e-12)
+    norms = Q.norm(dim=-1).unsqueeze(-1) * K.norm(dim=-1).unsqueeze(-2)
+    cos = torch.einsum("etk,esk->ets", Q, K) / norms.clamp_min(1e-12)
     same = torch.zeros(T, S, dtype=torch.bool)
     n = min(T, S)
     same[torch.arange(n), torch.arange(n)] = True
@@ -324,30 +326,26 @@ def value_readout_alignment(a, pairs: list[tuple[int, int]], head: int | None = 
 def learned_ensemble(S, attention: str = "qkv"):
     """AED with learned attention on the chapter's one-to-one task, trained as one program and cached.
 
-    Settings read: ``seed``, ``n_seeds``, ``steps``, ``qk_size`` (QKV) or ``heads``
-    (multi-head), and the task's ``n_words`` / ``min_len`` / ``max_len`` if present.
-    L2 = 1e-3 as for the dot-product AED on one-to-one [CODE].
+    Settings read: ``seed``, ``n_seeds``, ``steps``, ``n_words``, ``min_len``, ``max_len`` and
+    ``qk_size`` (QKV) or ``heads`` (multi-head). L2 is the dot-product AED's on one-to-one [CODE].
     """
-    from .. import cache
+    from .. import cache, device
     from .. import progress as _progress
-    from .analysis import _get, task_from_settings, train_config_from_settings
-    from .train import trained_ensemble
+    from .tasks import OneToOne
+    from .train import TrainConfig, trained_ensemble
 
-    opts = {}
     if attention == "qkv":
-        opts["qk_size"] = int(_get(S, "qk_size", 32))
+        opts = {"qk_size": S.qk_size}
     elif attention == "mh":
-        opts["heads"] = int(_get(S, "heads", 2))
+        opts = {"heads": S.heads}
     else:
         raise ValueError(f"attention must be 'qkv' or 'mh', got {attention!r}")
     opts["code"] = cache.fingerprint(("aitken2021/learned",))  # retrain when this module changes
-    from .. import device
-
+    task = OneToOne(n_words=S.n_words, min_len=S.min_len, max_len=S.max_len)
     with device.train_threads():  # small matrices: one intra-op thread avoids OpenMP contention
-        ens = trained_ensemble("AED", task_from_settings(S), seed=int(_get(S, "seed", 1)),
-                                n_seeds=int(_get(S, "n_seeds", 1)), train=train_config_from_settings(S, "AED"),
-                                model_options={"attention": attention, "attention_options": tuple(opts.items())},
-                                progress=_progress.progress)
+        options = {"attention": attention, "attention_options": tuple(opts.items())}
+        ens = trained_ensemble("AED", task, seed=S.seed, n_seeds=S.n_seeds, train=TrainConfig(steps=S.steps),
+                               model_options=options, progress=_progress.progress)
     ens.model.requires_grad_(False)  # analysis only from here on
     return ens
 

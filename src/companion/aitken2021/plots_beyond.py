@@ -1,10 +1,14 @@
-"""Panels for the beyond-one-to-one chapters (Figures 5, 6) and the learned-attention appendix.
+"""Panels for the beyond-one-to-one chapters (Figures 5, 6) and the learned-attention appendices.
 
-One function per panel of the reference note's library (section 5.1): P-off,
-P-wdt, P-dotdec, P-aam, P-wvar, the cross-task term breakdown, input/readout
-alignment on a subset of words, the source-agreement check, and P-qkv. Each
-returns a matplotlib Figure; colours follow :mod:`companion.aitken2021.plots`.
-Layouts are ours (the paper's figures are reconstructed, reference note A1).
+One function per panel: the temporal-component offset (:func:`p_off`), encoder word
+against decoder temporal component (:func:`p_wdt`), one sample's alignment split
+(:func:`p_dotdec`), the average-attention approximation across tasks (:func:`p_aam`,
+:func:`p_groups`), word variance (:func:`p_wvar`), input/readout alignment on a word
+list (:func:`p_ro_pairs`), source finding (:func:`p_source`), English->French scores
+(:func:`p_enfr_scores`) and learned attention before/after its projections
+(:func:`p_qkv_temporal`, :func:`p_qkv_values`). Each returns a matplotlib Figure;
+colours follow :mod:`companion.aitken2021.plots`. Layouts are ours: the paper's figures
+are reconstructed.
 """
 
 from __future__ import annotations
@@ -31,20 +35,20 @@ def _np(t) -> np.ndarray:
     return torch.as_tensor(t).detach().double().cpu().numpy()
 
 
-# --------------------------------------------------------------------------- P-off (M4)
+# --------------------------------------------------------------------------- temporal offset
 
 
 def p_off(offsets: Mapping[str, dict], spacing: float = 1.2) -> plt.Figure:
-    """P-off: ridge plot of the normalised ``softmax_s(mu^E_s . mu^D_t)`` against ``s - t`` (one
-    line per decoder step, later steps higher) with the dataset's average offset, and the
-    argmax offset against t, for each analysed ensemble in ``offsets`` (label -> :func:`beyond.temporal_offset`)."""
+    """Ridge plot of the normalised ``softmax_s(mu^E_s . mu^D_t)`` against ``s - t`` (one line per
+    decoder step, later steps higher) with the dataset's average offset, and the argmax offset
+    against t, per analysed ensemble (label -> :func:`.offdiagonal.temporal_offset`)."""
     n = len(offsets)
     fig, axes = plotting.new_figure(2, n, width=4.2, height=3.6, squeeze=False)
     for j, (label, off) in enumerate(offsets.items()):
         ax = axes[0, j]
         normed, t_ok = _np(off["normalised"]), _np(off["t_ok"]).astype(bool)
         T, S = normed.shape
-        avg = _np(off["avg_offset_output"])
+        avg = _np(off["avg_offset_output"]) if "avg_offset_output" in off else np.full(T, np.nan)
         for t in range(T):
             if not t_ok[t]:
                 continue
@@ -58,39 +62,46 @@ def p_off(offsets: Mapping[str, dict], spacing: float = 1.2) -> plt.Figure:
         ax.axvline(0, color="k", ls="--", lw=1)
         ax.set_xlabel("offset s - t")
         ax.set_ylabel("decoder step t (stacked)")
-        ax.set_yticks([t * spacing for t in range(T) if t_ok[t]][::2], [str(t) for t in range(T) if t_ok[t]][::2])
-        ax.set_title(f"{label}: temporal alignment by offset\n(blue dots: dataset average offset)", fontsize=9)
+        shown = [t for t in range(T) if t_ok[t]][::2]
+        ax.set_yticks([t * spacing for t in shown], [str(t) for t in shown])
+        ax.set_title(f"{label}: temporal alignment by offset\n(blue dots: average source offset)", fontsize=9)
         ax = axes[1, j]
         t = np.arange(T)
         m = _np(off["argmax_offset_members"])
-        ax.plot(t[t_ok], _np(off["argmax_offset"])[t_ok], "-o", color="firebrick", label="argmax of mean $D_{t\\cdot}$")
+        ax.plot(t[t_ok], _np(off["argmax_offset"])[t_ok], "-o", color="firebrick",
+                label="argmax of mean $D_{t\\cdot}$")
         for e in range(m.shape[0]):
             ax.plot(t[t_ok], m[e][t_ok], "-", color="firebrick", alpha=0.25, lw=1)
-        ax.plot(t[t_ok], avg[t_ok], "-s", color=COLORS["recurrence"], label="source offset (by decoder step)")
+        if np.isfinite(avg).any():
+            ax.plot(t[t_ok], avg[t_ok], "-s", color=COLORS["recurrence"],
+                    label="source offset (by decoder step)")
         if "avg_offset_input" in off:
             ai = _np(off["avg_offset_input"])
-            ax.plot(np.arange(len(ai)), ai, ":", color="k", label="find_scan_offset (by input index)")
+            ax.plot(np.arange(len(ai)), ai, ":", color="k", label="authors' average offset (by input index)")
         ax.set_xlabel("decoder step t")
         ax.set_ylabel("offset s - t")
         ax.legend(fontsize=7)
     return fig
 
 
-# --------------------------------------------------------------------------- P-wdt (M7)
+# --------------------------------------------------------------------------- word vs temporal
 
 
 def p_wdt(m7: Mapping[str, dict], words: Sequence[str] | None = None) -> plt.Figure:
-    """P-wdt: per input word, ``(h^E_s - mu^E_s) . mu^D_{s+o}`` against the offset o = t - s
-    (mean over members; one panel pair per analysed ensemble), and the o = 0 values as bars."""
+    """Encoder word against decoder temporal component: per input word, ``(h^E_s - mu^E_s) .
+    mu^D_{s+o}`` against the offset o = t - s (mean over networks; one panel pair per analysed ensemble),
+    and the o = 0 values as bars."""
     n = len(m7)
     fig, axes = plotting.new_figure(2, n, width=4.2, height=3.2, squeeze=False)
     for j, (label, r) in enumerate(m7.items()):
         vals = _np(r["values"]).mean(0)  # (K, O)
         names = r["words"]
-        show = [k for k, w in enumerate(names) if (words is None or w in words) and np.isfinite(vals[k]).all()]
+        show = [k for k, w in enumerate(names)
+                if (words is None or w in words) and np.isfinite(vals[k]).all()]
+        colours = [WORD_COLORS[c % len(WORD_COLORS)] for c in range(len(show))]
         ax = axes[0, j]
         for c, k in enumerate(show):
-            ax.plot(r["offsets"], vals[k], "-o", ms=3, color=WORD_COLORS[c % len(WORD_COLORS)], label=names[k])
+            ax.plot(r["offsets"], vals[k], "-o", ms=3, color=colours[c], label=names[k])
         ax.axvline(0, color="k", ls="--", lw=1)
         ax.axhline(0, color="k", lw=0.6)
         ax.set_xlabel("offset o = t - s (decoder - encoder)")
@@ -99,18 +110,18 @@ def p_wdt(m7: Mapping[str, dict], words: Sequence[str] | None = None) -> plt.Fig
         ax.legend(fontsize=7, ncol=2)
         ax = axes[1, j]
         o0 = r["offsets"].index(0)
-        ax.bar(range(len(show)), vals[show, o0], color=[WORD_COLORS[c % len(WORD_COLORS)] for c in range(len(show))])
+        ax.bar(range(len(show)), vals[show, o0], color=colours)
         ax.set_xticks(range(len(show)), [names[k] for k in show], rotation=30)
         ax.axhline(0, color="k", lw=0.6)
         ax.set_ylabel("value at o = 0")
     return fig
 
 
-# --------------------------------------------------------------------------- P-dotdec
+# --------------------------------------------------------------------------- one sample
 
 
 def p_dotdec(ex: dict, steps: Sequence[int], window: int = 4, label: str = "") -> plt.Figure:
-    """P-dotdec: the sample's attention (left) and, for each chosen decoder step t, the full alignment
+    """One sample's attention (left) and, for each chosen decoder step t, the full alignment
     against the encoder step s (within ``window`` of t) with its temporal/input split."""
     n = len(steps)
     fig, axes = plotting.new_figure(1, n + 1, width=3.4, height=3.4, squeeze=False)
@@ -152,15 +163,15 @@ def _label(r: dict) -> str:
 
 
 def p_aam(rows: Sequence[dict], rho: float | None = None) -> plt.Figure:
-    """P-aam: average-attention substitution accuracy (M2a) against the temporal-temporal fraction (M1),
-    one point per (architecture, task), error bars = sd over members."""
+    """Word accuracy with the average attention matrix substituted against the temporal-temporal
+    share of the alignment, one point per (architecture, task), error bars = sd over networks."""
     fig, ax = plotting.new_figure(width=5.0, height=3.8)
     for r in rows:
         ax.errorbar(r["temp_temp"], r["aam_word"], xerr=r["temp_temp_sd"], yerr=r["aam_word_sd"],
-                    marker=TASK_MARKERS.get(r["task"], "o"), color=ARCH_COLORS.get(r["arch"], "k"), ms=8, capsize=2,
-                    ls="none", label=_label(r))
-    ax.set_xlabel("temporal-temporal fraction of |alignment| (M1)")
-    ax.set_ylabel("word accuracy with the AAM substituted (M2a)")
+                    marker=TASK_MARKERS.get(r["task"], "o"), color=ARCH_COLORS.get(r["arch"], "k"), ms=8,
+                    capsize=2, ls="none", label=_label(r))
+    ax.set_xlabel("temporal–temporal share of |alignment|")
+    ax.set_ylabel("word accuracy, average attention substituted")
     title = "alignment approximation across tasks"
     if rho is not None:
         title += f"\nSpearman rho = {rho:.2f}"
@@ -170,7 +181,8 @@ def p_aam(rows: Sequence[dict], rho: float | None = None) -> plt.Figure:
 
 
 def p_groups(rows: Sequence[dict]) -> plt.Figure:
-    """The M1 breakdown grouped (temporal-temporal, input terms, residual terms) per (architecture, task)."""
+    """The alignment breakdown grouped (temporal-temporal, input terms, residual terms) per
+    (architecture, task)."""
     fig, ax = plotting.new_figure(width=7.0, height=3.2)
     groups = ("temp_temp", "input_terms", "delta_terms")
     names = ("temporal·temporal", "input terms (t·i, i·t, i·i)", "residual terms")
@@ -187,13 +199,14 @@ def p_groups(rows: Sequence[dict]) -> plt.Figure:
 
 
 def p_wvar(analyses: Mapping[str, object], max_words: int = 10) -> plt.Figure:
-    """P-wvar: per word, the variance ratio V_nt/V_full (states minus temporal component vs states);
-    top row encoder (input words), bottom row decoder (output words); the ``max_words`` most frequent words."""
+    """Per word, the variance ratio V_nt/V_full (states minus temporal component vs states); top row
+    encoder (input words), bottom row decoder (output words); the ``max_words`` most frequent words."""
     n = len(analyses)
     fig, axes = plotting.new_figure(2, n, width=4.0, height=2.6, squeeze=False)
     for j, (label, a) in enumerate(analyses.items()):
-        for r, (side, tokens, vocab, col) in enumerate((("encoder", a.data.inputs, a.data.in_vocab, COLORS["encoder"]),
-                                                       ("decoder", a.data.targets, a.data.out_vocab, COLORS["decoder"]))):
+        sides = (("encoder", a.data.inputs, a.data.in_vocab, COLORS["encoder"]),
+                 ("decoder", a.data.targets, a.data.out_vocab, COLORS["decoder"]))
+        for r, (side, tokens, vocab, col) in enumerate(sides):
             ax = axes[r, j]
             ratio = _np(a.word_variance[side]["ratio"]).mean(0)
             counts = np.bincount(_np(tokens).astype(int).ravel(), minlength=len(vocab))
@@ -217,7 +230,8 @@ def p_ro_pairs(a, rank: dict, label: str = "", member: int = 0, max_pairs: int =
     M = np.array([[ang[ov.index(y), iv.index(x)] for x, _ in pairs] for _, y in pairs])
     fig, ax = plotting.new_figure(width=5.0, height=4.2)
     sns.heatmap(M, ax=ax, cmap="viridis_r", vmin=0, vmax=120, annot=len(pairs) <= 12, fmt=".0f",
-                xticklabels=[x for x, _ in pairs], yticklabels=[y for _, y in pairs], cbar_kws={"label": "angle (degrees)"})
+                xticklabels=[x for x, _ in pairs], yticklabels=[y for _, y in pairs],
+                cbar_kws={"label": "angle (degrees)"})
     ax.set_xlabel(r"input word x ($\chi^E_x$)")
     ax.set_ylabel("readout row of output word y")
     ax.set_title(f"{label}: input/readout alignment (dictionary pairs on the diagonal)", fontsize=9)
@@ -231,7 +245,8 @@ def p_source(agreements: Mapping[str, dict]) -> plt.Figure:
             ("temporal_input", r"$(\mu+\chi)\cdot(\mu+\chi)$"))
     fig, axes = plotting.new_figure(1, 2, width=4.2, height=3.2)
     axes = axes.ravel()
-    for ax, suffix, title in ((axes[0], "", "all valid rows"), (axes[1], "_offdiag", "off-diagonal rows (source != t)")):
+    panels = ((axes[0], "", "all valid rows"), (axes[1], "_offdiag", "off-diagonal rows (source != t)"))
+    for ax, suffix, title in panels:
         x = np.arange(len(agreements))
         for k, (key, name) in enumerate(keys):
             vals = [_np(r[key + suffix]) for r in agreements.values()]
@@ -267,15 +282,15 @@ def p_enfr_scores(scores: Mapping[str, dict]) -> plt.Figure:
     return fig
 
 
-# --------------------------------------------------------------------------- P-qkv
+# --------------------------------------------------------------------------- learned attention
 
 
 def p_qkv_temporal(pt: dict, member: int = 0, label: str = "") -> plt.Figure:
-    """P-qkv (temporal): ``mu^D_t . mu^E_s`` before and ``(W_Q mu^D_t) . (W_K mu^E_s)`` after the
-    projections (heatmaps over the well-sampled steps), and the projected temporal components
+    """Learned attention, temporal components: ``mu^D_t . mu^E_s`` before and
+    ``(W_Q mu^D_t) . (W_K mu^E_s)`` after the projections (heatmaps over the well-sampled steps), and the
+    projected temporal components
     (keys orange, queries purple) in the PCA space of their union."""
     s_ok, t_ok = _np(pt["s_ok"]).astype(bool), _np(pt["t_ok"]).astype(bool)
-    S, T = int(s_ok.sum()), int(t_ok.sum())
     fig, axes = plotting.new_figure(1, 3, width=3.6, height=3.4, squeeze=False)
     for ax, key, title in ((axes[0, 0], "before", r"before: $\mu^E_s\cdot\mu^D_t$"),
                            (axes[0, 1], "after", r"after: $W_K\mu^E_s\cdot W_Q\mu^D_t/\sqrt{d}$")):
@@ -304,7 +319,8 @@ def p_qkv_temporal(pt: dict, member: int = 0, label: str = "") -> plt.Figure:
 
 def p_qkv_values(vr: dict, in_words: Sequence[str], out_words: Sequence[str], member: int = 0,
                  label: str = "") -> plt.Figure:
-    """P-qkv (values): angle between the context readout rows and ``chi^E`` before and after the value map."""
+    """Learned attention, input components: angle between the context readout rows and ``chi^E``
+    before and after the value map."""
     fig, axes = plotting.new_figure(1, 2, width=4.2, height=3.4, squeeze=False)
     for ax, key, title in ((axes[0, 0], "before", r"before: $\angle(w_y, \chi^E_x)$"),
                            (axes[0, 1], "after", r"after: $\angle(w_y, \chi^E_x W_V)$")):

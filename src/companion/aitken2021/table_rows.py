@@ -1,48 +1,45 @@
-"""eSCAN and English->French rows for the accuracy table (T1), through its provider hook.
+"""eSCAN and English->French rows for the accuracy table (T1).
 
-:mod:`companion.aitken2021.tables` imports this module (``PROVIDER_MODULES``) and
-lists every registered provider. The rows reuse the cached ensembles of the
-Figure 5 chapter: the settings are ``config.resolve("fig5", profile=S.profile)``,
-so building the table trains nothing new once Figure 5 has run.
-
-English->French rows report the **held-out split** (the trainer's own ``test``
-numbers are drawn with ``task.sample``, i.e. from training pairs, so they are
-replaced here by :func:`companion.aitken2021.beyond.held_out_accuracy`).
+:data:`PROVIDERS` maps a row group to ``provider(S) -> list[(task label, TrainedEnsemble)]``
+in the form :func:`companion.aitken2021.tables.accuracy_rows` takes; importing this
+module changes nothing elsewhere. Settings that carry the eSCAN block (fig5, fig6,
+tab-accuracy-beyond) are used as they are; any other chapter's settings are replaced
+by Figure 5's under the same profile, so a table trains nothing new once Figure 5 has run.
+English->French rows report the held-out split (the trainer's own ``test`` numbers are drawn
+from training pairs).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 
 from .. import config
-from . import beyond, tables
+from . import beyond, translation
+
+__all__ = ["PROVIDERS", "escan_rows", "enfr_rows"]
 
 BEYOND_CHAPTER = "fig5"
 
 
-def _settings(S: Mapping):
-    return config.resolve(BEYOND_CHAPTER, profile=getattr(S, "profile", None))
+def _settings(S):
+    return S if "escan_seeds" in S else config.resolve(BEYOND_CHAPTER, profile=S.profile)
 
 
-def escan_rows(S: Mapping) -> list:
+def escan_rows(S) -> list:
     S5 = _settings(S)
-    return [("eSCAN", beyond.escan_ensemble(S5, arch)) for arch in ("AED", "AO")]
+    return [("eSCAN", beyond.escan_ensemble(S5, arch)) for arch in beyond.ARCHS]
 
 
-def enfr_rows(S: Mapping) -> list:
+def enfr_rows(S) -> list:
     S5 = _settings(S)
-    tasks, _ = beyond.available_tasks(S5)
-    if "En-Fr" not in tasks:
+    if beyond.enfr_available(S5):
         return []
     rows = []
-    for arch in ("AED", "AO"):
-        ens = beyond.enfr_ensemble(S5, arch)
-        held = beyond.held_out_accuracy(S5, arch)
-        rows.append(("English→French (held-out)",
-                     replace(ens, test={"word_accuracy": held["word"], "phrase_accuracy": held["phrase"]})))
+    for a in beyond.enfr_analyses(S5).values():
+        held = translation.held_out_scores(a)
+        test = {"word_accuracy": held["word"], "phrase_accuracy": held["phrase"]}
+        rows.append(("English→French (held-out)", replace(a.ensemble, test=test)))
     return rows
 
 
-tables.ROW_PROVIDERS["eSCAN"] = escan_rows
-tables.ROW_PROVIDERS["English-French"] = enfr_rows
+PROVIDERS = {"eSCAN": escan_rows, "English-French": enfr_rows}
