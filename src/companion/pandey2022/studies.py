@@ -287,13 +287,3 @@ def best_count(runs: pd.DataFrame, **where) -> tuple[int, int]:
     acc = _select(runs, where)["acc"].to_numpy(dtype=float)
     br = met.best_runs(torch.as_tensor(acc), {})
     return br["n_best"], br["n_runs"]
-
-
-def cell(summ: pd.DataFrame, **where):
-    """The summary row matching ``where`` (e.g. layer='zeroth', k=0.0), or None if that cell was not run
-    (chapters re-run with other layers / k / methods skip the claims that need it)."""
-    m = pd.Series(True, index=summ.index)
-    for key, v in where.items():
-        m &= (summ[key].astype(float) == float(v)) if isinstance(v, (int, float)) else (summ[key] == v)
-    rows = summ[m]
-    return None if rows.empty else rows.iloc[0]

@@ -126,10 +126,3 @@ def side_by_side(ours: pd.DataFrame, ref: pd.DataFrame | None, keys: list[str], 
             row["ours test acc"] = "-"
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def tolerance(sd: float, n: int, floor: float = 5.0) -> float:
-    """Two standard errors of our mean plus ``floor`` pp. Superseded by the claims registry's rules;
-    kept only until the chapters that still call it are converted."""
-    se = (sd / math.sqrt(n)) if n > 1 and not math.isnan(sd) else 0.0
-    return floor + 2.0 * se
