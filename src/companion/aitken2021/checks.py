@@ -15,7 +15,6 @@ import torch
 from . import metrics as M
 from .analysis import Analysis
 from .decompose import TEMPORAL_TEMPORAL, TERM_NAMES
-from .models import architecture_table  # noqa: F401  (re-exported: the Figure 7 chapter shows it)
 from .train import TrainedEnsemble
 
 __all__ = [
