@@ -3,7 +3,7 @@ Show-Attend-Tell-style captioner on digit mosaics, and the attention–box overl
 
 **This is not COCO.** The authors trained Show-Attend-Tell (VGG-19 grid features, LSTM decoder with soft
 attention) on COCO-2014 and measured, for each generated object word, how well the top-k % most attended
-pixels overlap the object's bounding box (note §6, T-COCO). COCO and a VGG encoder are far beyond a
+pixels overlap the object's bounding box. COCO and a VGG encoder are far beyond a
 2-core CPU, so the companion builds a task with the same ingredients where every box is known exactly:
 
 * an image is a 3×3 grid of tiles (8×8 scikit-learn digits by default, 24×24 pixels; 32×32 CIFAR-10
@@ -33,15 +33,15 @@ from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from .. import cache
-from ..device import default_device
+from ..device import default_device, train_threads
 from ..progress import progress
 from ..seeding import generator, seed_all
 from . import images as images_mod
 from . import overlap
-from ..device import train_threads
 
 #: Code the cached captioners depend on (see image_train.SCOPE for why it is narrow).
-SCOPE = ("pandey2022/images.py", "pandey2022/captioning.py", "pandey2022/overlap.py", "pandey2022/image_train.py")
+SCOPE = ("pandey2022/images.py", "pandey2022/captioning.py", "pandey2022/overlap.py",
+         "pandey2022/image_train.py")
 KIND = "pandey2022-captioner"
 START, END = 10, 11  # token ids after the ten classes (digits or CIFAR-10 classes)
 VOCAB = 12
@@ -200,7 +200,7 @@ def word_betas(alpha_grid: torch.Tensor, gen_tokens: torch.Tensor, data: Caption
     """β of every correctly generated object word of one model.
 
     ``alpha_grid`` (N, T, g, g) attention per step, ``gen_tokens`` (N, T) greedy tokens. A word at step t
-    counts when it is a digit that occurs in the image (the analysis of the note: object words that are
+    counts when it is a digit that occurs in the image (as the authors count: object words that are
     generated and have a box); its box mask is the union of the tiles holding that digit. Returns, per
     fraction f: β of the top-f mask and of a random-f mask, plus whether the attention peak lies in the
     box ("focus true") for each counted word."""
@@ -253,11 +253,13 @@ def _train(cfg: dict) -> dict:
     train, test = make_caption_data(cfg["n_train"], cfg["n_test"], cfg["data_seed"], cfg["n_objects"],
                                     cfg["data_dir"], cfg["max_images"])
     dev = default_device()
-    nets = [_build(s, in_ch=train.images.shape[1], size=train.size, width=cfg["width"]).to(dev) for s in seeds]
+    in_ch = train.images.shape[1]
+    nets = [_build(s, in_ch=in_ch, size=train.size, width=cfg["width"]).to(dev) for s in seeds]
     params, _ = stack_module_state(nets)
     base = copy.deepcopy(nets[0]).to("meta")
     tf = vmap(lambda p, x, tok: functional_call(base, p, (x, tok)), in_dims=(0, 0, 0))
-    greedy = vmap(lambda p, x: functional_call(base, p, (x,), {"steps": cfg["n_objects"] + 1}), in_dims=(0, None))
+    steps = {"steps": cfg["n_objects"] + 1}
+    greedy = vmap(lambda p, x: functional_call(base, p, (x,), steps), in_dims=(0, None))
     opt = torch.optim.Adam(list(params.values()), lr=cfg["lr"])
     gens = [generator(s) for s in seeds]
     N, B = len(train), cfg["batch"]

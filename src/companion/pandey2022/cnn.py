@@ -1,4 +1,4 @@
-"""Focus and classification CNNs for image mosaics (reference note §3.3), and the SDC model around them.
+"""Focus and classification CNNs for image mosaics, and the SDC model around them.
 
 The attention model of the paper applied to images: a *focus network* scores every one of the 9 images
 of a mosaic (shared weights), the scores are normalised to attention weights α, the images — or, when
@@ -7,16 +7,16 @@ averaged with weights α, and a *classification network* labels the average.
 
 Architectures are written as small specs so that one builder serves
 
-* ``cifar``: the note's full-size nets for 32×32×3 images (focus: six 3×3 convs without bias,
+* ``cifar``: the authors' full-size nets for 32×32×3 images (focus: six 3×3 convs without bias,
   BatchNorm without running statistics, an fc head 256-64-32-10-1; classifier: six convs 128…512 and
-  fc 512-128-3). Averaging layer ∈ {0, 3, 6} ("zeroth", "third", "sixth" in the note).
+  fc 512-128-3). Averaging layer ∈ {0, 3, 6} ("zeroth", "third", "sixth" in the paper).
 * ``digits``: a scaled version for scikit-learn's 8×8 digits (three convs, widths 16-16-32 at width 1),
   which trains in about a minute on a CPU. Averaging layer ∈ {0, 3} (3 = the last conv).
 
 Both accept a width multiplier that scales every conv and hidden fc width. Weights are Xavier-normal;
-the focus net has no biases; the classifier's biases start at zero (note §3.3). BatchNorm uses batch
+the focus net has no biases; the classifier's biases start at zero. BatchNorm uses batch
 statistics in training *and* evaluation (``track_running_stats=False``), as the authors did, so
-evaluation results depend on the evaluation batch size (250 in the note).
+evaluation results depend on the evaluation batch size (250 in the authors' code).
 
 Everything is a plain single-network ``nn.Module``. Ensembles of seeds and settings are trained as one
 program by stacking the members' parameters and mapping :func:`torch.func.functional_call` with
@@ -53,7 +53,7 @@ class NetSpec:
     fc_dropout: tuple[float, ...] = ()  # dropout before each fc layer (len = len(fcs) + 1 or empty)
 
 
-# --- the note's CIFAR nets ------------------------------------------------------------------------
+# --- the authors' CIFAR nets ------------------------------------------------------------------------
 _CIFAR_FOCUS = NetSpec(
     convs=(
         ConvSpec(32, 0, bn=True),
@@ -130,14 +130,15 @@ class _ConvStack(nn.Module):
             self.bns.append(nn.BatchNorm2d(o, track_running_stats=False) if cs.bn else nn.Identity())
             c = o
         self.out_channels = c
-        self.drop = nn.ModuleList(nn.Dropout2d(cs.dropout) if cs.dropout > 0 else nn.Identity() for cs in spec.convs)
+        self.drop = nn.ModuleList(nn.Dropout2d(cs.dropout) if cs.dropout > 0 else nn.Identity()
+                                  for cs in spec.convs)
 
     def forward(self, x: torch.Tensor, tap: int = 0):
         feat = None
         for i, (conv, bn, cs, dr) in enumerate(zip(self.convs, self.bns, self.specs, self.drop), start=1):
             h = bn(conv(x))
             if i == tap:
-                feat = torch.tanh(h)  # the note: layer-ℓ features = tanh of the ℓ-th pre-activation
+                feat = torch.tanh(h)  # the authors: layer-ℓ features = tanh of the ℓ-th pre-activation
             x = torch.relu(h)
             if cs.pool is not None:
                 x = nn.functional.max_pool2d(x, cs.pool[0], cs.pool[0], cs.pool[1])
@@ -145,7 +146,7 @@ class _ConvStack(nn.Module):
         return x, feat
 
 
-def _probe(trunk: "_ConvStack", c: int, s: int, tap: int = 0):
+def _probe(trunk: _ConvStack, c: int, s: int, tap: int = 0):
     """Output shapes of a trunk, found with a zero batch in eval mode (no RNG draws)."""
     was = trunk.training
     trunk.eval()
@@ -202,7 +203,7 @@ class ClassificationCNN(nn.Module):
         self.trunk = _ConvStack(in_ch, spec, width, bias=True)
         probe = _probe(self.trunk, in_ch, size)[0]
         s = probe.shape[-1]
-        # The note: AvgPool k=4 for a 32×32 input and k=2 for the 3×3 sixth-layer input; in general
+        # The authors: AvgPool k=4 for a 32×32 input and k=2 for the 3×3 sixth-layer input; in general
         # average over what is left, so the head always sees one vector per channel.
         self.avg_k = min(spec.avgpool or s, s)
         flat = self.trunk.out_channels * ((s - self.avg_k) // self.avg_k + 1) ** 2
@@ -226,7 +227,7 @@ class SDCImageNet(nn.Module):
     """Focus net + classification net with averaging at ``layer`` (0 = raw images).
 
     With ``seed`` given, the nets are initialised as the authors do: ``torch.manual_seed(seed)`` before
-    the focus net and again before the classification net (note §9); the global RNG state is restored.
+    the focus net and again before the classification net; the global RNG state is restored.
 
     ``forward(x, mode)``:
       * ``mode="sdc"`` — x (B, 9, C, H, W) -> (scores (B, 9), alpha (B, 9), logits (B, K));
@@ -239,7 +240,8 @@ class SDCImageNet(nn.Module):
                  width: float = 1.0, n_classes: int = 3, seed: int | None = None):
         super().__init__()
         if layer not in _LAYERS[arch]:
-            raise ValueError(f"averaging layer {layer} not available for {arch!r}; choose from {_LAYERS[arch]}")
+            raise ValueError(f"averaging layer {layer} not available for {arch!r}; "
+                             f"choose from {_LAYERS[arch]}")
         self.arch, self.layer, self.normaliser = arch, layer, normaliser
         c, s = INPUT_SHAPES[arch]
         with torch.random.fork_rng(devices=[], enabled=seed is not None):

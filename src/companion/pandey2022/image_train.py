@@ -3,13 +3,14 @@ program per shape.
 
 A *program* trains E members at once. All members share the data, the architecture family, width and
 averaging layer (those fix the tensor shapes); each member has its own seed, entropy weight k, attention
-normaliser (softmax, sparsemax or spherical softmax), initialisation (random "R" or pre-trained "P" focus / classifier) and choice of which part
-trains ("both", "focus", "classify", "none"). Members' parameters are stacked along a leading axis and the
-single-network modules of :mod:`.cnn` are mapped over that axis with ``torch.func.vmap`` +
-``functional_call``; the loss is the sum of the members' losses, so each member receives exactly its own
-gradient, and Adam (element-wise) then updates each member exactly as a separate Adam would.
+normaliser (softmax, sparsemax or spherical softmax), initialisation (random "R" or pre-trained "P" focus /
+classifier) and choice of which part trains ("both", "focus", "classify", "none"). Members' parameters are
+stacked along a leading axis and the single-network modules of :mod:`.cnn` are mapped over that axis with
+``torch.func.vmap`` + ``functional_call``; the loss is the sum of the members' losses, so each member
+receives exactly its own gradient, and Adam (element-wise) then updates each member exactly as a separate
+Adam would.
 
-Per member (note §1.2, §3.3, §9):
+Per member:
 
 * loss = (1 − k)·CE + k·mean_batch H(α) (H in nats; see :func:`entropy_nats`);
 * two Adam optimisers (focus net, classification net), stepped every minibatch;
@@ -18,7 +19,7 @@ Per member (note §1.2, §3.3, §9):
 * a member whose part is not trained, or that has stopped, keeps its parameters exactly (its update is
   undone after each step).
 
-Pre-training (T-INIT, note §3.4): the focus net as a foreground-vs-background classifier of single
+Pre-training (T-INIT): the focus net as a foreground-vs-background classifier of single
 images (its scalar score is the logit), and the classification net as a K-way classifier of single
 foreground images. Both only use the training image pool.
 
@@ -44,8 +45,8 @@ from .normalisers import NORMALISERS
 
 #: Code the cached results depend on (fingerprinted by the cache with the shared modules). Narrower than the
 #: whole subpackage, so edits to unrelated pandey2022 modules do not throw away the image ensembles.
-SCOPE = ("pandey2022/images.py", "pandey2022/cnn.py", "pandey2022/image_train.py", "pandey2022/normalisers.py",
-         "pandey2022/metrics.py")
+SCOPE = ("pandey2022/images.py", "pandey2022/cnn.py", "pandey2022/image_train.py",
+         "pandey2022/normalisers.py", "pandey2022/metrics.py")
 KIND = "pandey2022-image-sdc"
 KIND_PRETRAIN = "pandey2022-image-pretrain"
 PARTS = ("both", "focus", "classify", "none")
@@ -54,7 +55,8 @@ PARTS = ("both", "focus", "classify", "none")
 # --------------------------------------------------------------------------------------------------
 # Data
 # --------------------------------------------------------------------------------------------------
-def data_config(data_dir, n_train: int, n_test: int, data_seed: int = 0, max_images: int | None = None) -> dict:
+def data_config(data_dir, n_train: int, n_test: int, data_seed: int = 0,
+                max_images: int | None = None) -> dict:
     """The data part of a program's configuration (digits when ``data_dir`` is None)."""
     return {
         "source": "digits" if data_dir is None else "cifar10",
@@ -225,7 +227,8 @@ def _pretrain(cfg: dict) -> dict:
         for b in range(nb):
             rows = pf[:, b * B:(b + 1) * B]
             s = model(bank[tr_all[rows]], "focus")
-            loss = F.binary_cross_entropy_with_logits(s, tr_isfg[rows].to(dev), reduction="none").mean(1).sum()
+            loss = F.binary_cross_entropy_with_logits(s, tr_isfg[rows].to(dev), reduction="none")
+            loss = loss.mean(1).sum()
             rc = pc[:, (b % nbc) * B:((b % nbc) + 1) * B]
             lg = model(bank[tr_fg[rc]], "classify")
             loss = loss + F.cross_entropy(lg.flatten(0, 1), tr_cls[rc].flatten().to(dev),
@@ -244,12 +247,18 @@ def _pretrain(cfg: dict) -> dict:
         return (100.0 * (pred == target).double().mean(-1)).tolist()
 
     return {
-        "focus": {n: p.detach().cpu().clone() for n, p in model.params.items() if n.startswith("focus_net.")},
-        "classify": {n: p.detach().cpu().clone() for n, p in model.params.items() if n.startswith("classification_net.")},
+        "focus": _part_state(model, "focus_net."),
+        "classify": _part_state(model, "classification_net."),
         "seeds": list(seeds),
-        "focus_acc_train": acc("focus", tr_all, tr_isfg), "focus_acc_test": acc("focus", te_all, te_isfg),
-        "classify_acc_train": acc("classify", tr_fg, tr_cls), "classify_acc_test": acc("classify", te_fg, te_cls),
+        "focus_acc_train": acc("focus", tr_all, tr_isfg),
+        "focus_acc_test": acc("focus", te_all, te_isfg),
+        "classify_acc_train": acc("classify", tr_fg, tr_cls),
+        "classify_acc_test": acc("classify", te_fg, te_cls),
     }
+
+
+def _part_state(model: _Stacked, prefix: str) -> dict:
+    return {n: p.detach().cpu().clone() for n, p in model.params.items() if n.startswith(prefix)}
 
 
 def pretrain(data: dict, seeds, width: float, epochs: int, lr: float = 1e-3, batch: int = 250) -> dict:
@@ -262,7 +271,8 @@ def pretrain(data: dict, seeds, width: float, epochs: int, lr: float = 1e-3, bat
 # --------------------------------------------------------------------------------------------------
 # SDC training
 # --------------------------------------------------------------------------------------------------
-def program_config(data: dict, members: list[dict], *, layer: int = 0, width: float = 0.5, lr: float = 5e-4, batch: int = 250, epochs: int = 10,
+def program_config(data: dict, members: list[dict], *, layer: int = 0, width: float = 0.5, lr: float = 5e-4,
+                   batch: int = 250, epochs: int = 10,
                    stop_loss: float = 0.05, pretrain_epochs: int = 0, pretrain_lr: float = 1e-3,
                    n_examples: int = 8) -> dict:
     """Every setting of one batched program (this dict is the cache key)."""
@@ -271,7 +281,8 @@ def program_config(data: dict, members: list[dict], *, layer: int = 0, width: fl
             raise ValueError("pre-trained initialisations are defined for zeroth-layer averaging only")
         if pretrain_epochs < 1:
             raise ValueError("pre-trained members need pretrain_epochs >= 1")
-    return {"data": data, "members": list(members), "layer": int(layer), "width": float(width), "lr": float(lr), "batch": int(batch), "epochs": int(epochs),
+    return {"data": data, "members": list(members), "layer": int(layer), "width": float(width),
+            "lr": float(lr), "batch": int(batch), "epochs": int(epochs),
             "stop_loss": float(stop_loss), "pretrain_epochs": int(pretrain_epochs),
             "pretrain_lr": float(pretrain_lr), "n_examples": int(n_examples), "dtype": "float32"}
 
@@ -297,7 +308,8 @@ def _train(cfg: dict) -> dict:
             for m in members]
     pre = None
     if any(m["focus_init"] == "P" or m["classify_init"] == "P" for m in members):
-        pre = pretrain(data, sorted(set(seeds)), cfg["width"], cfg["pretrain_epochs"], cfg["pretrain_lr"], cfg["batch"])
+        pre = pretrain(data, sorted(set(seeds)), cfg["width"], cfg["pretrain_epochs"], cfg["pretrain_lr"],
+                       cfg["batch"])
         where = {s: i for i, s in enumerate(pre["seeds"])}
         for net, m in zip(nets, members):
             i = where[m["seed"]]
@@ -363,7 +375,8 @@ def _train(cfg: dict) -> dict:
         "initial": initial,
         "epochs_run": epochs_run,
         "stop_epoch": stop_epoch,
-        "curves": {c: (torch.stack(v, 1) if v else torch.zeros(E, 0, dtype=torch.float64)) for c, v in curves.items()},
+        "curves": {c: (torch.stack(v, 1) if v else torch.zeros(E, 0, dtype=torch.float64))
+                   for c, v in curves.items()},
         "examples_alpha": te["alpha"][:, :n_ex].clone(),
         "examples_pred": te["logits"][:, :n_ex].argmax(-1),
         "test_max_alpha": te["alpha"].max(-1).values,

@@ -1,6 +1,6 @@
 """Image mosaics for selective dependence classification (SDC) on real images.
 
-The paper's image experiment (reference note §2.4) turns a labelled image set into a 9-segment task:
+The paper's image experiment turns a labelled image set into a 9-segment task:
 each mosaic holds one *foreground* image (from one of K chosen classes; its class is the mosaic's label)
 at a random position J ("fore_idx") and 8 *background* images from the remaining classes. The label depends
 on segment J only, so an attention model is interpretable on a mosaic exactly when its largest attention
@@ -12,13 +12,13 @@ Two image sources are supported:
   scikit-learn package, so nothing is downloaded). This is the companion's **default**; it is NOT CIFAR-10.
   Foreground {0, 1, 2}, background {3, …, 9}.
 * ``load_cifar10(data_dir)`` — CIFAR-10 from a directory the user provides (the standard
-  ``cifar-10-batches-py`` python-pickle batches), foreground {airplane, automobile, bird} as in the note.
+  ``cifar-10-batches-py`` python-pickle batches), foreground {airplane, automobile, bird} as in the paper.
   As in the authors' code only the 50k *training* batches are read.
 
 Mosaics are stored as indices into an image bank, not as materialised 9-image stacks: a CIFAR mosaic set
 of 6000 mosaics would otherwise take ~660 MB in float32. ``MosaicSet.segments(rows)`` gathers the images.
 
-One deliberate difference from the authors (note §2.4): they drew test mosaics from the *same* image pools
+One deliberate difference from the authors: they drew test mosaics from the *same* image pools
 as the training mosaics (new combinations of seen images). Here, by default, the images are first split
 into disjoint train and test pools, so test numbers measure generalisation to unseen images
 (``disjoint=False`` restores the authors' protocol).
@@ -26,9 +26,9 @@ into disjoint train and test pools, so test numbers measure generalisation to un
 from __future__ import annotations
 
 import pickle
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -47,7 +47,7 @@ __all__ = [
     "tile_boxes",
 ]
 
-M_SEGMENTS = 9  # the note: m = 9 in every experiment (3×3 mosaic)
+M_SEGMENTS = 9  # the authors: m = 9 in every experiment (3×3 mosaic)
 
 CIFAR10_CLASSES = (
     "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
@@ -77,7 +77,7 @@ class ImageSet:
 # --------------------------------------------------------------------------------------------------
 def load_digits_images() -> ImageSet:
     """scikit-learn's 8×8 digits as a (1797, 1, 8, 8) bank scaled to [-1, 1] (pixel/16, then (x-0.5)/0.5,
-    the same affine map the note applies to CIFAR's [0, 1] pixels). Default foreground: digits 0, 1, 2."""
+    the same affine map the authors apply to CIFAR's [0, 1] pixels). Default foreground: digits 0, 1, 2."""
     from sklearn.datasets import load_digits
 
     d = load_digits()
@@ -113,7 +113,8 @@ def _read_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
         with open(path, "rb") as fh:
             obj = _ArrayUnpickler(fh, encoding="bytes").load()
     except Exception as exc:  # noqa: BLE001 - any read/unpickle failure is a malformed file
-        raise ImageDataError(f"CIFAR-10 batch {path} could not be read as a python pickle ({type(exc).__name__}: {exc})") from None
+        raise ImageDataError(f"CIFAR-10 batch {path} could not be read as a python pickle "
+                             f"({type(exc).__name__}: {exc})") from None
     if not isinstance(obj, dict):
         raise ImageDataError(f"CIFAR-10 batch {path} is not a dict (got {type(obj).__name__})")
     get = lambda key: obj.get(key.encode(), obj.get(key))  # noqa: E731 - bytes or str keys
@@ -124,7 +125,8 @@ def _read_batch(path: Path) -> tuple[np.ndarray, np.ndarray]:
     labels = np.asarray(labels, dtype=np.int64)
     if data.ndim != 2 or data.shape[1] != 3 * 32 * 32 or data.shape[0] != labels.shape[0]:
         raise ImageDataError(
-            f"CIFAR-10 batch {path} has data of shape {data.shape} and {labels.shape[0]} labels; expected (n, 3072) and n labels"
+            f"CIFAR-10 batch {path} has data of shape {data.shape} and {labels.shape[0]} labels; "
+            "expected (n, 3072) and n labels"
         )
     if labels.size and (labels.min() < 0 or labels.max() > 9):
         raise ImageDataError(f"CIFAR-10 batch {path} has labels outside 0..9")
@@ -137,7 +139,8 @@ def _cifar_dir(data_dir) -> Path:
     root = Path(str(data_dir)).expanduser()
     if not root.is_dir():
         raise ImageDataError(
-            f"CIFAR-10 directory not found: {root} (expected the python batches data_batch_1..5 of cifar-10-python.tar.gz)"
+            f"CIFAR-10 directory not found: {root} "
+            "(expected the python batches data_batch_1..5 of cifar-10-python.tar.gz)"
         )
     nested = root / "cifar-10-batches-py"
     return nested if nested.is_dir() else root
@@ -147,8 +150,8 @@ def load_cifar10(data_dir, max_images: int | None = None) -> ImageSet:
     """Read CIFAR-10's training batches (``data_batch_1`` … ``data_batch_5``; whichever are present, in
     order) from ``data_dir`` or ``data_dir/cifar-10-batches-py``.
 
-    Pixels are mapped to [-1, 1] (ToTensor + Normalize(0.5, 0.5) of the note). ``max_images`` keeps the
-    first n images (the note's scaled protocol builds its pools from a 10k-image subset). Raises
+    Pixels are mapped to [-1, 1] (ToTensor + Normalize(0.5, 0.5) of the authors). ``max_images`` keeps the
+    first n images (a scaled protocol can build its pools from a 10k-image subset). Raises
     :class:`ImageDataError` with a one-line message if the directory or a batch is missing or malformed."""
     root = _cifar_dir(data_dir)
     files = [root / f"data_batch_{i}" for i in range(1, 6) if (root / f"data_batch_{i}").is_file()]
@@ -254,10 +257,11 @@ def make_mosaics(
     (the authors' protocol); (3) per mosaic draw J ~ U{0..m-1}, a foreground image uniformly from the
     pool's fg images, and m background images uniformly with replacement from the pool's bg images, then
     put the foreground image at J. Classes are equal-sized in both data sets, so drawing uniformly over
-    the pooled foreground images matches "class uniform, then an image" of the note."""
+    the pooled foreground images matches "class uniform, then an image" of the authors."""
     fg = tuple(int(c) for c in (images.fg_classes if fg_classes is None else fg_classes))
     all_classes = tuple(sorted(set(images.labels.tolist())))
-    bg = tuple(int(c) for c in (bg_classes if bg_classes is not None else [c for c in all_classes if c not in fg]))
+    bg_all = [c for c in all_classes if c not in fg]
+    bg = tuple(int(c) for c in (bg_classes if bg_classes is not None else bg_all))
     if set(fg) & set(bg):
         raise ValueError(f"foreground {fg} and background {bg} classes overlap")
     if not 0.0 < test_fraction < 1.0:
