@@ -185,3 +185,41 @@ def test_training_runs_on_a_fake_cifar_directory(tmp_path):
                                      layer=6, width=0.125, batch=20, epochs=1)
     r = image_train._threaded(image_train._train, cfg)
     assert r["train"]["acc"].shape == (2,) and torch.isfinite(r["test"]["entropy_bits"]).all()
+
+
+# ---------------------------------------------------------------------------------------- report tables
+def test_report_tables_show_every_authors_row_and_pair_by_seed():
+    import pandas as pd
+
+    from companion.pandey2022 import image_report as R
+    from companion.pandey2022.reference import REFERENCE
+
+    S = config.resolve("t-cifar-ent", profile="smoke")
+    # no runs at all: every authors' setting is listed, ours marked as not run
+    empty = pd.DataFrame(columns=["layer", "normaliser", "k", "lr", "seed", "failed", *R.METRICS])
+    table = R.cifar_table(empty, S)
+    assert len(table) == len(REFERENCE["T-CIFAR-MEAN"]) and (table["train_ftpt: ours"] == R.NOT_RUN).all()
+    assert set(table["failed: paper"]) >= {"1/3", "0/3", "1/1"}  # k = 0.005 zeroth: one of three failed
+    # per-seed values come back in seed order whatever the row order, so two settings pair run by run
+    df = pd.DataFrame({"seed": [2, 0, 1, 1, 2, 0], "k": [0.0, 0.0, 0.0, 0.1, 0.1, 0.1],
+                       "train_acc": [50.0, 95.0, 96.0, 80.0, 40.0, 97.0]})
+    df["failed"] = df.train_acc < R.FAILED_BELOW
+    assert R.per_seed(df, "train_acc", k=0.0).tolist() == [95.0, 96.0, 50.0]
+    assert R.per_seed(df, "train_acc", k=0.1).tolist() == [97.0, 80.0, 40.0]
+    assert R.failure_counts(df, {"k": 0.1}, {"k": 0.0}) == {"successes": (2, 1), "trials": (3, 3)}
+    assert len(R.select(df, k=None)) == 0  # a setting that did not run matches nothing
+    # the pre-training table: 16 rows, each the authors' two runs and ours
+    init = R.init_table(pd.DataFrame(columns=["focus_init", "classify_init", "train_part", "seed"]))
+    assert len(init) == 48 and (init[init.run == "ours"]["train_ftpt"] == R.NOT_RUN).all()
+
+
+def test_reference_effects_are_the_authors_paired_differences():
+    from companion.pandey2022.reference import REFERENCE
+
+    t, eff = REFERENCE["T-CIFAR"], REFERENCE["IMAGE-EFFECTS"].set_index("effect")
+    zero = t[(t.layer == "zeroth") & (t.normaliser == "softmax") & (t.k == 0) & (t.lr == 0.0005)].train_ftpt
+    sixth = t[(t.layer == "sixth") & (t.normaliser == "softmax") & (t.k == 0) & (t.lr == 0.0005)].train_ftpt
+    assert np.isclose(eff.loc["later-layer-ftpt", "diff"], sixth.mean() - zero.mean())
+    assert eff.loc["later-layer-ftpt", "n"] == 3
+    fails = REFERENCE["IMAGE-FAILURES"].set_index("setting")
+    assert (fails.loc["k0.005", "failed"], fails.loc["lr0.003", "failed"]) == (1, 3)
