@@ -38,13 +38,14 @@ def reports(tmp_path_factory):
     (site / "pic.png").write_bytes(_png())
     for name, text in PAGES.items():
         (site / name).write_text(text)
-    reps = checkhtml.run(site, list(PAGES), CHROMIUM, shots=site / "_screenshots")
+    reps = checkhtml.run(site, list(PAGES), CHROMIUM, shots=None)
     return site, {r.page: r for r in reps}
 
 
 def test_clean_page_passes_and_is_screenshotted(reports):
     site, reps = reports
-    rep = reps["index.html"]
+    assert reps["index.html"].ok, reps["index.html"].problems
+    [rep] = checkhtml.run(site, ["index.html"], CHROMIUM, shots=site / "_screenshots")
     assert rep.ok, rep.problems
     assert any(u.endswith("pic.png") for u in rep.requests)
     assert (site / "_screenshots" / "index-1280.png").is_file()
@@ -75,9 +76,23 @@ def test_raw_tex_fails(reports):
     assert any("raw TeX" in p for p in rep.problems)
 
 
-def test_command_line_exit_status(reports, tmp_path):
-    site, _ = reports
+def test_static_scan_finds_remote_assets_but_not_links(tmp_path):
+    (tmp_path / "a.html").write_text('<a href="https://arxiv.org/abs/1">paper</a><img src="x.png">')
+    (tmp_path / "b.html").write_text('<script src="https://cdn.example/x.js"></script>'
+                                     '<link rel="stylesheet" href="//fonts.example/f.css">')
+    assert checkhtml.scan_static(tmp_path) == {
+        "b.html": ["<script> https://cdn.example/x.js", "<link> //fonts.example/f.css"]}
+
+
+def test_command_line_exit_status(tmp_path):
+    site = tmp_path / "html"
+    site.mkdir()
+    (site / "pic.png").write_bytes(_png())
+    for name in ("index.html", "console.html"):
+        (site / name).write_text(PAGES[name])
     assert checkhtml.main(["--build", str(site), "--page", "index.html", "--no-screenshots"]) == 0
     assert checkhtml.main(["--build", str(site), "--page", "index.html", "--page", "console.html",
                            "--no-screenshots"]) == 1
-    assert checkhtml.main(["--build", str(tmp_path)]) == 2
+    (site / "other.html").write_text(PAGES["network.html"])  # not opened, but its markup is read
+    assert checkhtml.main(["--build", str(site), "--page", "index.html", "--no-screenshots"]) == 1
+    assert checkhtml.main(["--build", str(tmp_path / "nothing")]) == 2

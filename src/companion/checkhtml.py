@@ -12,7 +12,9 @@ each paper and the scorecard) it checks that
 * the page requests nothing outside ``file://`` (``data:``, ``blob:`` and ``about:`` are local):
   every request is logged, remote ones are blocked and reported;
 
-and saves full-page screenshots at 1280 px and 390 px wide into ``<html>/_screenshots/``.
+and saves full-page screenshots at 1280 px and 390 px wide into ``<html>/_screenshots/``. It also
+reads the markup of every page of the build and fails if any would load a script, stylesheet, image
+or frame from the network.
 Exit status 0 when every page passes, 1 otherwise, 2 when the build or Chromium is missing.
 
 Chromium is driven through Playwright's Python API with the system's ``chromium`` (Debian
@@ -27,6 +29,7 @@ import os
 import shutil
 import sys
 from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from pathlib import Path
 
 DEFAULT_PAGES = [
@@ -117,6 +120,41 @@ def resolve_html(build: Path) -> Path | None:
     return None
 
 
+class _RemoteRefs(HTMLParser):
+    """Collects the addresses a page would load by itself (not links a reader may follow)."""
+
+    LOADS = {"script": "src", "img": "src", "iframe": "src", "source": "src", "video": "src",
+             "audio": "src", "embed": "src", "object": "data"}
+    LINK_RELS = {"stylesheet", "preload", "modulepreload", "prefetch", "icon", "manifest"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.remote: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        url = None
+        if tag in self.LOADS:
+            url = a.get(self.LOADS[tag])
+        elif tag == "link" and set((a.get("rel") or "").lower().split()) & self.LINK_RELS:
+            url = a.get("href")
+        if url and url.strip().lower().startswith(("http:", "https:", "//")):
+            self.remote.append(f"<{tag}> {url}")
+
+
+def scan_static(html_dir: Path) -> dict[str, list[str]]:
+    """Every page of the build whose markup would load something from the network, and what."""
+    found = {}
+    for page in sorted(html_dir.rglob("*.html")):
+        if "_screenshots" in page.parts:
+            continue
+        parser = _RemoteRefs()
+        parser.feed(page.read_text(encoding="utf-8", errors="ignore"))
+        if parser.remote:
+            found[str(page.relative_to(html_dir))] = parser.remote
+    return found
+
+
 def _is_local(url: str) -> bool:
     return url.startswith(LOCAL_SCHEMES)
 
@@ -127,7 +165,9 @@ def check_page(browser, html_dir: Path, page: str, shots: Path | None) -> PageRe
     if not path.is_file():
         rep.problems.append(f"page not found: {path}")
         return rep
-    for label, (w, h) in WIDTHS.items():
+    # The phone-width pass only takes the screenshot and measures sideways overflow.
+    widths = WIDTHS if shots is not None else {"1280": WIDTHS["1280"]}
+    for label, (w, h) in widths.items():
         ctx = browser.new_context(viewport={"width": w, "height": h}, device_scale_factor=1,
                                   service_workers="block")
         pg = ctx.new_page()
@@ -251,7 +291,12 @@ def main(argv: list[str] | None = None) -> int:
     bad = [r.page for r in reports if not r.ok]
     failing = f"; failing: {', '.join(bad)}" if bad else ""
     print(f"checkhtml: {len(reports) - len(bad)} of {len(reports)} pages pass{failing}")
-    return 1 if bad else 0
+    static = scan_static(html_dir)
+    n_pages = sum(1 for p in html_dir.rglob("*.html") if "_screenshots" not in p.parts)
+    print(f"checkhtml: markup of all {n_pages} pages: {len(static)} would load something from the network")
+    for page, refs in static.items():
+        print(f"    problem: {page}: {refs[:3]}")
+    return 1 if bad or static else 0
 
 
 if __name__ == "__main__":
