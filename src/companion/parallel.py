@@ -91,7 +91,6 @@ def execute(
     """
     import nbformat
 
-    os.environ.update(THREAD_ENV)  # this process (and so each kernel it starts)
     t0 = time.perf_counter()
     out: dict[str, Any] = {"chapter": chapter_id, "params": dict(params) if params is not None else None,
                            "host": socket.gethostname(), "pid": os.getpid()}
@@ -112,8 +111,17 @@ def execute(
             else:
                 from . import runner
 
-                with _RUN_LOCK:
-                    out_nb, _ = runner.run(chapter_id, params, profile, tmp, timeout)
+                with _RUN_LOCK:  # papermill's kernel inherits os.environ: one thread, as in the book
+                    saved = {k: os.environ.get(k) for k in THREAD_ENV}
+                    os.environ.update(THREAD_ENV)
+                    try:
+                        out_nb, _ = runner.run(chapter_id, params, profile, tmp, timeout)
+                    finally:
+                        for k, v in saved.items():
+                            if v is None:
+                                os.environ.pop(k, None)
+                            else:
+                                os.environ[k] = v
                 nb = nbformat.read(out_nb, as_version=4)
                 claims_file = Path(tmp) / f"{chapter_id}.claims.json"
             out["notebook"] = nbformat.writes(nb)
@@ -251,8 +259,10 @@ def run_tasks(tasks: list[dict], workers: int | None = None, scheduler: str | No
 
         client = connect(scheduler)
         try:
-            log(f"cluster: {scheduler}, {len(client.scheduler_info()['workers'])} workers, "
-                f"dashboard {client.dashboard_link}")
+            info = client.scheduler_info()
+            board = (client.dashboard_link if "dashboard" in info.get("services", {})
+                     else "not served (install bokeh on the scheduler's machine)")
+            log(f"cluster: {scheduler}, {len(info['workers'])} workers, dashboard: {board}")
             futures = {}
             for i, kw in enumerate(tasks):
                 # A higher priority starts first; pure=False: a rerun is a new task.
