@@ -1,12 +1,15 @@
 # Two commands for a fresh machine:
-#   make book   create .venv if missing, install, build the book (profile: $COMPANION_PROFILE or quick)
+#   make book   create .venv if missing, install, build the book (profile: $COMPANION_PROFILE or quick),
+#               executing the chapters in parallel, one process per core (WORKERS=N to change it)
 #   make test   same setup, then unit tests, nbval on every chapter (smoke), and a smoke build of the book
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: book test unit nbval smoke-book bench clean setup
+.PHONY: book test unit nbval smoke-book bench bench-build clean setup
+
+WORKERS ?=
 
 setup: $(STAMP)
 
@@ -16,7 +19,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 book: $(STAMP)
-	TQDM_DISABLE=1 $(BIN)/python -m companion.bookbuild
+	TQDM_DISABLE=1 $(BIN)/python -m companion.bookbuild $(if $(WORKERS),--workers $(WORKERS))
 
 unit: $(STAMP)
 	TQDM_DISABLE=1 $(BIN)/python -m pytest tests
@@ -42,6 +45,10 @@ check-html: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
+
+# Cold build of a fixed set of chapters (quick) with 1 and 2 workers, side by side, and a 4-seed sweep.
+bench-build: $(STAMP)
+	$(BIN)/python benchmarks/bench_build.py --sweep f-em1
 
 clean:
 	rm -rf book/_build _build companion-runs
