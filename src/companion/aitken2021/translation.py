@@ -117,8 +117,8 @@ def held_out_scores(a: Analysis) -> dict:
     ens = a.ensemble
     key = {"model": ens.payload.get("model"), "task": ens.payload.get("task"), "seeds": list(ens.seeds),
            "train": ens.payload.get("train")}
-    return cache.cached("aitken2021-enfr-heldout", key, lambda: enfr_scores(a),
-                        scope=("aitken2021/translation", "aitken2021/enfr"))
+    # the whole subpackage in the key: the scores depend on the model's code, not only its description
+    return cache.cached("aitken2021-enfr-heldout", key, lambda: enfr_scores(a), scope=("aitken2021",))
 
 
 def example_translations(a: Analysis, k: int = 5, member: int = 0) -> list[tuple[str, str, str]]:
