@@ -144,15 +144,8 @@ def execute_chapters(build: Path, profile: str, workers: int | None = None, sche
     return failures
 
 
-def _positive(text: str) -> int:
-    n = int(text)
-    if n < 1:
-        raise ValueError
-    return n
-
-
 def build_parser(prog: str = "python -m companion.bookbuild") -> argparse.ArgumentParser:
-    from .cli import _Parser
+    from .cli import _Parser  # one-line usage errors, exit 2
 
     ap = _Parser(prog=prog, description="Execute the chapters in parallel, then build the book.")
     add_arguments(ap)
@@ -160,6 +153,8 @@ def build_parser(prog: str = "python -m companion.bookbuild") -> argparse.Argume
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
+    from .cli import _positive
+
     ap.add_argument("--path-output", default=None, help="folder to hold _build (default: book/)")
     ap.add_argument("--profile", default=None, help="smoke, quick or paper (default: $COMPANION_PROFILE or quick)")
     where = ap.add_mutually_exclusive_group()
