@@ -146,7 +146,7 @@ def _row(layer, norm, k, paper_lr, ours, metrics, paper_row=None) -> dict:
     row = {"layer": layer, "attention": norm, "k": k, "paper lr": paper_lr if paper_lr else "—"}
     n_paper = int(paper_row["n"]) if paper_row is not None else 0
     row["failed: paper"] = "—" if paper_row is None else _paper_failures(layer, norm, k, paper_lr)
-    row["failed: ours"] = f"{int(ours['failed'].sum())}/{len(ours)}" if len(ours) else NOT_RUN
+    row["failed: ours"] = failure_text(int(ours["failed"].sum()), len(ours)) if len(ours) else NOT_RUN
     for m in metrics:
         digits = 2 if any(w in m for w in ("sparsity", "entropy", "simplex")) else 1
         if paper_row is None or pd.isna(paper_row.get(m)):
@@ -157,6 +157,12 @@ def _row(layer, norm, k, paper_lr, ours, metrics, paper_row=None) -> dict:
                 f" ± {sd:.{digits}f} (n={n_paper})" if n_paper > 1 and not pd.isna(sd) else " (n=1)")
         row[f"{m}: ours"] = summary(ours[m].to_numpy(), digits) if len(ours) else NOT_RUN
     return row
+
+
+def failure_text(failed: int, runs: int) -> str:
+    """``k/n [lo, hi]``: the failure count with its 95 % Wilson interval (in %)."""
+    iv = stats.rate_interval(failed, runs)
+    return f"{failed}/{runs} [{100 * iv.lo:.0f}, {100 * iv.hi:.0f} %]"
 
 
 def _paper_failures(layer, norm, k, lr) -> str:
