@@ -1,6 +1,6 @@
 """Cold build of a fixed set of chapters with 1 worker, then with N (default 2), side by side.
 
-    python benchmarks/bench_build.py                       # quick profile, the default chapters, 1 vs 2 workers
+    python benchmarks/bench_build.py                # quick profile, the default chapters, 1 vs 2 workers
     python benchmarks/bench_build.py --profile smoke --chapters f-arch,t-data,f-em1   # a fast trial
     python benchmarks/bench_build.py --sweep f-em1         # also: a 4-seed sweep, 1 vs 2 workers
 
@@ -44,15 +44,47 @@ def build(workers: int, chapters: str, profile: str, root: Path, timings_from: P
         (out / "_build").mkdir(parents=True, exist_ok=True)
         shutil.copy(timings_from, out / "_build" / ".companion-timings.json")
     print(f"\n== {workers} worker(s): cold execution of {chapters} ({profile})", flush=True)
-    return _timed([sys.executable, "-m", "companion.bookbuild", "--no-sphinx", "--profile", profile,
-                   "--chapters", chapters, "--workers", str(workers), "--path-output", str(out)], env)
+    return _timed(
+        [
+            sys.executable,
+            "-m",
+            "companion.bookbuild",
+            "--no-sphinx",
+            "--profile",
+            profile,
+            "--chapters",
+            chapters,
+            "--workers",
+            str(workers),
+            "--path-output",
+            str(out),
+        ],
+        env,
+    )
 
 
 def sweep(workers: int, chapter: str, profile: str, root: Path) -> float:
     env = dict(os.environ, COMPANION_CACHE=str(root / f"sweep-cache-{workers}w"), TQDM_DISABLE="1")
     print(f"\n== sweep {chapter} -p seed 0:4 with {workers} worker(s) ({profile})", flush=True)
-    return _timed([sys.executable, "-m", "companion.cli", "sweep", chapter, "-p", "seed", "0:4", "--profile",
-                   profile, "--workers", str(workers), "--output", str(root / f"sweep-{workers}w")], env)
+    return _timed(
+        [
+            sys.executable,
+            "-m",
+            "companion.cli",
+            "sweep",
+            chapter,
+            "-p",
+            "seed",
+            "0:4",
+            "--profile",
+            profile,
+            "--workers",
+            str(workers),
+            "--output",
+            str(root / f"sweep-{workers}w"),
+        ],
+        env,
+    )
 
 
 def main() -> None:
@@ -66,12 +98,22 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="bench-build-"))
     try:
         t1 = build(1, args.chapters, args.profile, root, None)
-        tn = build(args.workers, args.chapters, args.profile, root,
-                   root / "build-1w" / "_build" / ".companion-timings.json")
+        tn = build(
+            args.workers,
+            args.chapters,
+            args.profile,
+            root,
+            root / "build-1w" / "_build" / ".companion-timings.json",
+        )
         rows = [("build", t1, tn)]
         if args.sweep:
-            rows.append((f"sweep {args.sweep} x4", sweep(1, args.sweep, args.profile, root),
-                         sweep(args.workers, args.sweep, args.profile, root)))
+            rows.append(
+                (
+                    f"sweep {args.sweep} x4",
+                    sweep(1, args.sweep, args.profile, root),
+                    sweep(args.workers, args.sweep, args.profile, root),
+                )
+            )
         print(f"\ncpu cores: {os.cpu_count()}, profile {args.profile}, chapters: {args.chapters}")
         print(f"{'':<22}{'1 worker':>12}{f'{args.workers} workers':>12}{'speed-up':>10}{'share':>8}")
         for name, a, b in rows:

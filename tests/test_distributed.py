@@ -52,15 +52,49 @@ def cluster(tmp_path, _isolated_cache):
     logs.mkdir()
     procs = []
     try:
-        procs.append(subprocess.Popen(
-            [BIN / "dask", "scheduler", "--host", "127.0.0.1", "--port", str(port),
-             "--dashboard-address", f"127.0.0.1:{_free_port()}"],
-            env=env, stdout=open(logs / "scheduler.log", "w"), stderr=subprocess.STDOUT, start_new_session=True))
+        procs.append(
+            subprocess.Popen(
+                [
+                    BIN / "dask",
+                    "scheduler",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(port),
+                    "--dashboard-address",
+                    f"127.0.0.1:{_free_port()}",
+                ],
+                env=env,
+                stdout=open(logs / "scheduler.log", "w"),
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        )
         for i in (1, 2):
-            procs.append(subprocess.Popen(
-                [BIN / "dask", "worker", address, "--nthreads", "1", "--nworkers", "1", "--host", "127.0.0.1",
-                 "--no-dashboard", "--name", f"w{i}", "--death-timeout", "120"],
-                env=env, stdout=open(logs / f"w{i}.log", "w"), stderr=subprocess.STDOUT, start_new_session=True))
+            procs.append(
+                subprocess.Popen(
+                    [
+                        BIN / "dask",
+                        "worker",
+                        address,
+                        "--nthreads",
+                        "1",
+                        "--nworkers",
+                        "1",
+                        "--host",
+                        "127.0.0.1",
+                        "--no-dashboard",
+                        "--name",
+                        f"w{i}",
+                        "--death-timeout",
+                        "120",
+                    ],
+                    env=env,
+                    stdout=open(logs / f"w{i}.log", "w"),
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            )
         from distributed import Client
 
         with Client(address, timeout=120) as client:
@@ -78,8 +112,11 @@ def _claims_key(rows):
 def _local_claims(chapter_ids, cache_dir, monkeypatch):
     """The same chapters executed on this machine, with their own model cache (they train themselves)."""
     monkeypatch.setenv("COMPANION_CACHE", str(cache_dir))
-    results = list(parallel.run_tasks([dict(chapter_id=c, profile="smoke") for c in chapter_ids], workers=2,
-                                      log=lambda *a: None))
+    results = list(
+        parallel.run_tasks(
+            [dict(chapter_id=c, profile="smoke") for c in chapter_ids], workers=2, log=lambda *a: None
+        )
+    )
     assert all(r["ok"] for r in results), [r.get("traceback") for r in results]
     return {r["chapter"]: _claims_key(r["claims"]) for r in results}
 
@@ -95,13 +132,30 @@ def _no_half_written(*roots):
 def test_cluster_build_equals_local_run(cluster, tmp_path, _isolated_cache, monkeypatch):
     address, env = cluster
     out = subprocess.run(
-        [BIN / "companion", "build", "--scheduler", address, "--profile", "smoke", "--chapters", ",".join(CHAPTERS),
-         "--no-sphinx", "--path-output", str(tmp_path / "book")],
-        env=env, capture_output=True, text=True, timeout=600)
+        [
+            BIN / "companion",
+            "build",
+            "--scheduler",
+            address,
+            "--profile",
+            "smoke",
+            "--chapters",
+            ",".join(CHAPTERS),
+            "--no-sphinx",
+            "--path-output",
+            str(tmp_path / "book"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     assert "dashboard: http://127.0.0.1:" in out.stdout
     for cid in CHAPTERS:
-        assert re.search(rf"\] {re.escape(cid)}\s+\d+ s  pass \d+  fail \d+  undecided \d+", out.stdout), out.stdout
+        assert re.search(rf"\] {re.escape(cid)}\s+\d+ s  pass \d+  fail \d+  undecided \d+", out.stdout), (
+            out.stdout
+        )
     # The claims came back to the client's store, the notebooks to Jupyter Book's execution cache.
     from jupyter_cache import get_cache
 
@@ -113,11 +167,30 @@ def test_cluster_build_equals_local_run(cluster, tmp_path, _isolated_cache, monk
     for cid in CHAPTERS:
         assert _claims_key(json.loads((store / f"{cid}.json").read_text())) == local[cid]
     # companion run --scheduler lands where a local run does.
-    run = subprocess.run([BIN / "companion", "run", "f-arch", "--profile", "smoke", "-p", "seed", "2",
-                          "--scheduler", address, "--output", str(tmp_path / "runs")],
-                         env=env, capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [
+            BIN / "companion",
+            "run",
+            "f-arch",
+            "--profile",
+            "smoke",
+            "-p",
+            "seed",
+            "2",
+            "--scheduler",
+            address,
+            "--output",
+            str(tmp_path / "runs"),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
-    assert (tmp_path / "runs" / "f-arch.ipynb").is_file() and (tmp_path / "runs" / "f-arch.claims.json").is_file()
+    assert (tmp_path / "runs" / "f-arch.ipynb").is_file() and (
+        tmp_path / "runs" / "f-arch.claims.json"
+    ).is_file()
     _no_half_written(_isolated_cache, tmp_path / "book", tmp_path / "runs")
 
 
@@ -126,9 +199,25 @@ def test_killed_worker_task_runs_again_elsewhere(cluster, tmp_path, _isolated_ca
     chapter = "t-data"
     expected = _local_claims([chapter], tmp_path / "local-cache", monkeypatch)[chapter]
     build = subprocess.Popen(
-        [BIN / "companion", "build", "--scheduler", address, "--profile", "smoke", "--chapters", chapter,
-         "--no-sphinx", "--path-output", str(tmp_path / "book")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        [
+            BIN / "companion",
+            "build",
+            "--scheduler",
+            address,
+            "--profile",
+            "smoke",
+            "--chapters",
+            chapter,
+            "--no-sphinx",
+            "--path-output",
+            str(tmp_path / "book"),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         from distributed import Client
 

@@ -38,8 +38,10 @@ LOCK_SCRIPT = textwrap.dedent(
 
 def test_two_processes_compute_a_shared_entry_once(tmp_path):
     marker = tmp_path / "marker.txt"
-    procs = [subprocess.Popen([sys.executable, "-c", LOCK_SCRIPT, str(marker)], stdout=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", LOCK_SCRIPT, str(marker)], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
     try:
         outs = [p.communicate(timeout=120)[0].strip() for p in procs]
     finally:
@@ -76,8 +78,11 @@ def test_executed_outputs_keep_the_source_hash():
     from jupyter_cache.cache.main import JupyterCacheBase
 
     src = nbformat.v4.new_notebook()
-    src.cells = [nbformat.v4.new_markdown_cell("# t"), nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
-                 nbformat.v4.new_code_cell("print(x)")]
+    src.cells = [
+        nbformat.v4.new_markdown_cell("# t"),
+        nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
+        nbformat.v4.new_code_cell("print(x)"),
+    ]
     src.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     run = nbformat.from_dict(json.loads(nbformat.writes(src)))
     run.cells[2].outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
@@ -99,7 +104,12 @@ def test_sweep_values(text, values):
 
 @pytest.mark.parametrize(
     "text, needle",
-    [("4:4", "empty range"), ("1,,2", "empty value"), ("1,1", "repeated value"), ("1,-2", "allowed: int >= 0")],
+    [
+        ("4:4", "empty range"),
+        ("1,,2", "empty value"),
+        ("1,1", "repeated value"),
+        ("1,-2", "allowed: int >= 0"),
+    ],
 )
 def test_sweep_values_refused(text, needle):
     with pytest.raises(config.ConfigError, match=needle):
@@ -110,9 +120,11 @@ def test_sweep_summary_counts_and_spread():
     def c(cid, status, est=None):
         return SimpleNamespace(id=cid, figure="F", status=status, passed=status == "pass", estimate=est)
 
-    runs = [{"claim_objects": [c("a", "pass", 1.0), c("b", "fail")]},
-            {"claim_objects": [c("a", "fail", 3.0), c("b", "undecided")]},
-            {"claim_objects": [c("a", "pass", 2.0), c("b", "fail")]}]
+    runs = [
+        {"claim_objects": [c("a", "pass", 1.0), c("b", "fail")]},
+        {"claim_objects": [c("a", "fail", 3.0), c("b", "undecided")]},
+        {"claim_objects": [c("a", "pass", 2.0), c("b", "fail")]},
+    ]
     a, b = sweep.summarize(runs)
     assert (a["id"], a["pass"], a["fail"], a["undecided"], a["runs"]) == ("a", 2, 1, 0, 3)
     assert a["estimate"]["min"] == 1.0 and a["estimate"]["median"] == 2.0 and a["estimate"]["max"] == 3.0
@@ -131,9 +143,22 @@ def test_sweep_summary_counts_and_spread():
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(args, needle, tmp_path, _isolated_cache):
-    out = subprocess.run([sys.executable, "-m", "companion.cli", *args, *(
-        ["--output", str(tmp_path / "o")] if args[0] == "sweep" else ["--path-output", str(tmp_path / "o")])],
-        capture_output=True, text=True, cwd=tmp_path)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "companion.cli",
+            *args,
+            *(
+                ["--output", str(tmp_path / "o")]
+                if args[0] == "sweep"
+                else ["--path-output", str(tmp_path / "o")]
+            ),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert out.returncode == 2, out.stderr
     assert needle in out.stderr and out.stderr.count("\n") == 1, out.stderr
     assert not (tmp_path / "o").exists()
@@ -152,6 +177,6 @@ def test_shared_model_chapters_at_once_train_it_once(tmp_path, monkeypatch):
     computed = Counter(k for ev, _, k, _ in events if ev == "computed")
     assert computed and max(computed.values()) == 1, computed
     pids_per_key = {}
-    for ev, _, k, pid in events:
+    for _ev, _, k, pid in events:
         pids_per_key.setdefault(k, set()).add(pid)
     assert any(len(p) == 2 for p in pids_per_key.values()), "no entry shared by the two chapters"

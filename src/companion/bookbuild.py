@@ -50,7 +50,8 @@ def stderr_outputs(build: Path) -> list[str]:
             for out in cell.get("outputs", []):
                 if out.get("output_type") == "stream" and out.get("name") == "stderr":
                     text = "".join(out.get("text", "")).strip()
-                    found.append(f"{nb_path.relative_to(build / 'jupyter_execute')}: {text.splitlines()[0] if text else ''}")
+                    first = text.splitlines()[0] if text else ""
+                    found.append(f"{nb_path.relative_to(build / 'jupyter_execute')}: {first}")
     return found
 
 
@@ -129,11 +130,13 @@ def execute_chapters(build: Path, profile: str, workers: int | None = None, sche
             try:
                 merged = _with_outputs(source, nbformat.reads(r["notebook"], as_version=4))
                 uri = book_dir / "notebooks" / ch.path.parent.name / ch.path.name
-                jc.cache_notebook_bundle(CacheBundleIn(merged, str(uri), data={"execution_seconds": r["seconds"]}),
-                                         check_validity=False, overwrite=True)
+                bundle = CacheBundleIn(merged, str(uri), data={"execution_seconds": r["seconds"]})
+                jc.cache_notebook_bundle(bundle, check_validity=False, overwrite=True)
                 # The claims store of this machine (the scorecard reads it), also when a cluster ran it.
-                parallel.atomic_write(claims.store_dir(profile) / f"{cid}.json", json.dumps(r["claims"], indent=1))
-                parallel.record_timing([build / TIMINGS, parallel.cache_timings_file()], profile, cid, r["seconds"])
+                store = claims.store_dir(profile) / f"{cid}.json"
+                parallel.atomic_write(store, json.dumps(r["claims"], indent=1))
+                timings_files = [build / TIMINGS, parallel.cache_timings_file()]
+                parallel.record_timing(timings_files, profile, cid, r["seconds"])
             except Exception as exc:
                 r = {**r, "ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": ""}
         if not r.get("ok"):
@@ -156,7 +159,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     from .cli import _positive
 
     ap.add_argument("--path-output", default=None, help="folder to hold _build (default: book/)")
-    ap.add_argument("--profile", default=None, help="smoke, quick or paper (default: $COMPANION_PROFILE or quick)")
+    ap.add_argument("--profile", default=None,
+                    help="smoke, quick or paper (default: $COMPANION_PROFILE or quick)")
     where = ap.add_mutually_exclusive_group()
     where.add_argument("--workers", type=_positive, default=None, metavar="N",
                        help="chapters executed at once on this machine (default: one per core)")
@@ -204,7 +208,8 @@ def run_build(args) -> int:
     t_exec = time.perf_counter() - t0
     if failures:
         for f in failures:
-            print(f"bookbuild: {f['chapter']} failed: {f['error']} (traceback: {f['report']})", file=sys.stderr)
+            print(f"bookbuild: {f['chapter']} failed: {f['error']} (traceback: {f['report']})",
+                  file=sys.stderr)
         print(f"bookbuild: FAILED: {len(failures)} chapters failed after {t_exec:.0f} s", file=sys.stderr)
         return 1
     if args.no_sphinx:

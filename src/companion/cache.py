@@ -187,15 +187,21 @@ def cached(kind: str, config: Mapping, compute: Callable[[], dict], scope: Itera
     # one lock per entry, beside it, so a second caller waits for the first to
     # finish training and then loads its result instead of training it again.
     pt, _ = _entry(kind, k)
+    lock_path = pt.with_suffix(".lock")
     pt.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(pt.with_suffix(".lock"))):
-        hit = load(kind, config, scope)
-        if hit is not None:
-            _log_event("loaded", kind, k)
-            return hit
-        payload = compute()
-        store(kind, config, payload, scope)
-        _log_event("computed", kind, k)
+    with FileLock(str(lock_path)):
+        try:
+            hit = load(kind, config, scope)
+            if hit is not None:
+                _log_event("loaded", kind, k)
+                return hit
+            payload = compute()
+            store(kind, config, payload, scope)
+            _log_event("computed", kind, k)
+        finally:
+            # Removed while held, after the store: whoever opens a fresh lock file later
+            # finds the entry on its check under the lock (a failed compute leaves nothing).
+            lock_path.unlink(missing_ok=True)
     # Return what a later load returns (e.g. tensors detached, on the CPU).
     return load(kind, config, scope) or payload
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict
 
 from . import chapters, claims, config, parallel, runner
 
@@ -48,7 +47,8 @@ def _list(args) -> int:
     print(f"profile: {profile}")
     for r in rows:
         last = "  ".join(f"{p} {s:.0f} s" for p, s in r["seconds"].items())
-        print(f"\n{r['id']:<16} {r['paper']}  {r['figure']}: {r['title']}" + (f"   [last run: {last}]" if last else ""))
+        last = f"   [last run: {last}]" if last else ""
+        print(f"\n{r['id']:<16} {r['paper']}  {r['figure']}: {r['title']}{last}")
         for name, default in r["parameters"].items():
             print(f"    {name:<14} = {default!r:<12} {r['allowed'][name]:<28} {r['help'][name]}")
     return 0
@@ -102,8 +102,13 @@ def _sweep(args) -> int:
     (name, text), = args.param
     values = sweep.parse_values(args.chapter, name, text, args.profile)  # all checked before any run
     output = Path(args.output or f"companion-sweeps/{args.chapter}-{name}").resolve()
-    log = (lambda *a: print(*a, file=sys.stderr, flush=True)) if args.json else (lambda *a: print(*a, flush=True))
-    result = sweep.sweep(args.chapter, name, values, args.profile, output, args.workers, args.scheduler, log=log)
+    progress = sys.stderr if args.json else sys.stdout  # --json: stdout holds the JSON only
+
+    def log(*a):
+        print(*a, file=progress, flush=True)
+
+    result = sweep.sweep(args.chapter, name, values, args.profile, output, args.workers, args.scheduler,
+                         log=log)
     if args.json:
         print(json.dumps(result, indent=1))
     else:
@@ -175,12 +180,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="values: a,b,c or a half-open range 0:10 (list parameters: a;b;c)")
     pw.add_argument("--profile", help="smoke, quick or paper")
     where = pw.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=_positive, metavar="N", help="runs at once here (default: one per core)")
+    where.add_argument("--workers", type=_positive, metavar="N",
+                       help="runs at once here (default: one per core)")
     where.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler")
     pw.add_argument("--output", help="folder for the runs (default: companion-sweeps/CHAPTER-NAME)")
     pw.add_argument("--json", action="store_true", help="print the summary as JSON (progress goes to stderr)")
     pw.set_defaults(func=_sweep)
-    pb = sub.add_parser("build", help="execute the chapters in parallel (or on a cluster), then build the book")
+    pb = sub.add_parser("build", help="execute the chapters in parallel (or on a cluster), then the book")
     from . import bookbuild
 
     bookbuild.add_arguments(pb)

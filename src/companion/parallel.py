@@ -92,21 +92,39 @@ def execute(
     import nbformat
 
     t0 = time.perf_counter()
-    out: dict[str, Any] = {"chapter": chapter_id, "params": dict(params) if params is not None else None,
-                           "host": socket.gethostname(), "pid": os.getpid()}
+    out: dict[str, Any] = {
+        "chapter": chapter_id,
+        "params": dict(params) if params is not None else None,
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+    }
     try:
         chapter = chapters.get(chapter_id)
         with tempfile.TemporaryDirectory(prefix=f"companion-{chapter_id}-") as tmp:
             if params is None:
                 from nbclient import NotebookClient
 
-                nb = nbformat.reads(source, as_version=4) if source else nbformat.read(chapter.path, as_version=4)
+                nb = (
+                    nbformat.reads(source, as_version=4)
+                    if source
+                    else nbformat.read(chapter.path, as_version=4)
+                )
                 claims_file = Path(tmp) / "claims.json"
-                env = {**os.environ, **THREAD_ENV, config.PROFILE_ENV: profile,
-                       claims.CLAIMS_FILE_ENV: str(claims_file), "TQDM_DISABLE": "1"}
-                client = NotebookClient(nb, timeout=timeout or book_timeout(), kernel_name="python3",
-                                        allow_errors=False, record_timing=False,
-                                        resources={"metadata": {"path": str(chapter.path.parent)}})
+                env = {
+                    **os.environ,
+                    **THREAD_ENV,
+                    config.PROFILE_ENV: profile,
+                    claims.CLAIMS_FILE_ENV: str(claims_file),
+                    "TQDM_DISABLE": "1",
+                }
+                client = NotebookClient(
+                    nb,
+                    timeout=timeout or book_timeout(),
+                    kernel_name="python3",
+                    allow_errors=False,
+                    record_timing=False,
+                    resources={"metadata": {"path": str(chapter.path.parent)}},
+                )
                 client.execute(env=env)
             else:
                 from . import runner
@@ -173,11 +191,14 @@ def counts(rows: list[dict]) -> dict[str, int]:
 def progress_line(result: dict, done: int, total: int, label: str | None = None) -> str:
     name = label or result["chapter"]
     if not result.get("ok"):
-        return f"[{done:>{len(str(total))}}/{total}] {name:<22} {result['seconds']:6.0f} s  FAILED: {result['error']}"
+        head = f"[{done:>{len(str(total))}}/{total}] {name:<22} {result['seconds']:6.0f} s"
+        return f"{head}  FAILED: {result['error']}"
     n = counts(result["claims"])
     where = f"{result['host']}:{result['pid']}"
-    return (f"[{done:>{len(str(total))}}/{total}] {name:<22} {result['seconds']:6.0f} s  "
-            f"pass {n['pass']}  fail {n['fail']}  undecided {n['undecided']}  ({where})")
+    return (
+        f"[{done:>{len(str(total))}}/{total}] {name:<22} {result['seconds']:6.0f} s  "
+        f"pass {n['pass']}  fail {n['fail']}  undecided {n['undecided']}  ({where})"
+    )
 
 
 # --- measured durations, for longest-first and `companion list` ---------------------
@@ -234,8 +255,10 @@ def connect(scheduler: str, timeout: float = 20):
         theirs = client.run(cache.fingerprint, ())
         other = sorted(w for w, fp in theirs.items() if fp != ours)
         if other:
-            raise ClusterError(f"workers {', '.join(other)} run another version of the companion library; "
-                               "install the same checkout on every worker")
+            raise ClusterError(
+                f"workers {', '.join(other)} run another version of the companion library; "
+                "install the same checkout on every worker"
+            )
     except BaseException as exc:
         client.close()
         if isinstance(exc, ClusterError):
@@ -244,8 +267,9 @@ def connect(scheduler: str, timeout: float = 20):
     return client
 
 
-def run_tasks(tasks: list[dict], workers: int | None = None, scheduler: str | None = None,
-              log=print) -> Iterator[dict]:
+def run_tasks(
+    tasks: list[dict], workers: int | None = None, scheduler: str | None = None, log=print
+) -> Iterator[dict]:
     """Run :func:`execute` once per task (its keyword arguments); yield each result as it finishes.
 
     Tasks start in the order given (put the longest first). Locally: ``workers``
@@ -260,28 +284,43 @@ def run_tasks(tasks: list[dict], workers: int | None = None, scheduler: str | No
         client = connect(scheduler)
         try:
             info = client.scheduler_info()
-            board = (client.dashboard_link if "dashboard" in info.get("services", {})
-                     else "not served (install bokeh on the scheduler's machine)")
+            board = (
+                client.dashboard_link
+                if "dashboard" in info.get("services", {})
+                else "not served (install bokeh on the scheduler's machine)"
+            )
             log(f"cluster: {scheduler}, {len(info['workers'])} workers, dashboard: {board}")
             futures = {}
             for i, kw in enumerate(tasks):
                 # A higher priority starts first; pure=False: a rerun is a new task.
-                fut = client.submit(execute, **kw, pure=False, priority=len(tasks) - i,
-                                    key=f"{kw['chapter_id']}-{i}-{os.getpid()}-{time.time_ns()}")
+                fut = client.submit(
+                    execute,
+                    **kw,
+                    pure=False,
+                    priority=len(tasks) - i,
+                    key=f"{kw['chapter_id']}-{i}-{os.getpid()}-{time.time_ns()}",
+                )
                 futures[fut] = kw
             for fut in as_completed(futures):
                 try:
                     yield fut.result()
                 except Exception as exc:  # e.g. KilledWorker: the task killed worker after worker
-                    yield {"chapter": futures[fut]["chapter_id"], "params": futures[fut].get("params"),
-                           "ok": False, "error": _first_line(exc), "traceback": traceback.format_exc(),
-                           "seconds": 0.0}
+                    yield {
+                        "chapter": futures[fut]["chapter_id"],
+                        "params": futures[fut].get("params"),
+                        "ok": False,
+                        "error": _first_line(exc),
+                        "traceback": traceback.format_exc(),
+                        "seconds": 0.0,
+                    }
         finally:
             client.close()
         return
     n = max(1, int(workers or os.cpu_count() or 1))
     ctx = multiprocessing.get_context("spawn")  # no forked torch/kernel state
-    with cf.ProcessPoolExecutor(max_workers=min(n, len(tasks)), mp_context=ctx, initializer=_init_worker) as pool:
+    with cf.ProcessPoolExecutor(
+        max_workers=min(n, len(tasks)), mp_context=ctx, initializer=_init_worker
+    ) as pool:
         futures = {pool.submit(execute, **kw): kw for kw in tasks}
         try:
             for fut in cf.as_completed(futures):
@@ -289,8 +328,14 @@ def run_tasks(tasks: list[dict], workers: int | None = None, scheduler: str | No
                     yield fut.result()
                 except Exception as exc:  # the worker process died
                     kw = futures[fut]
-                    yield {"chapter": kw["chapter_id"], "params": kw.get("params"), "ok": False,
-                           "error": _first_line(exc), "traceback": traceback.format_exc(), "seconds": 0.0}
+                    yield {
+                        "chapter": kw["chapter_id"],
+                        "params": kw.get("params"),
+                        "ok": False,
+                        "error": _first_line(exc),
+                        "traceback": traceback.format_exc(),
+                        "seconds": 0.0,
+                    }
         finally:
             for fut in futures:
                 fut.cancel()

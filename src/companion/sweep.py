@@ -30,7 +30,9 @@ def parse_values(chapter_id: str, name: str, text: str, profile: str | None) -> 
     if m:
         lo, hi = int(m.group(1)), int(m.group(2))
         if hi <= lo:
-            raise config.ConfigError(f"empty range {text!r}: {name} {lo}:{hi} holds no value (half-open, e.g. 0:10)")
+            raise config.ConfigError(
+                f"empty range {text!r}: {name} {lo}:{hi} holds no value (half-open, e.g. 0:10)"
+            )
         values = [str(v) for v in range(lo, hi)]
     else:
         schema = config.schema(chapter_id) if name != "profile" else {}
@@ -67,8 +69,17 @@ def summarize(runs: list[dict]) -> list[dict]:
     table: dict[str, dict[str, Any]] = {}
     for run in runs:
         for c in run.get("claim_objects", []):
-            row = table.setdefault(c.id, {"id": c.id, "figure": getattr(c, "figure", ""), "pass": 0, "fail": 0,
-                                          "undecided": 0, "estimates": []})
+            row = table.setdefault(
+                c.id,
+                {
+                    "id": c.id,
+                    "figure": getattr(c, "figure", ""),
+                    "pass": 0,
+                    "fail": 0,
+                    "undecided": 0,
+                    "estimates": [],
+                },
+            )
             s = parallel.status_of(c)
             row[s] = row.get(s, 0) + 1
             est = getattr(c, "estimate", None)  # older claims carry none
@@ -87,8 +98,16 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
-def sweep(chapter_id: str, name: str, values: list[str], profile: str | None, output: Path,
-          workers: int | None = None, scheduler: str | None = None, log=print) -> dict:
+def sweep(
+    chapter_id: str,
+    name: str,
+    values: list[str],
+    profile: str | None,
+    output: Path,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    log=print,
+) -> dict:
     prof = config.active_profile(profile)
     tasks = [dict(chapter_id=chapter_id, profile=prof, params={name: v}) for v in values]
     by_value = {}
@@ -111,8 +130,12 @@ def sweep(chapter_id: str, name: str, values: list[str], profile: str | None, ou
     wall = time.perf_counter() - t0
     runs = [by_value[v] for v in values]
     result = {
-        "chapter": chapter_id, "parameter": name, "values": values, "profile": prof,
-        "wall_seconds": round(wall, 1), "run_seconds": round(sum(r["seconds"] for r in runs), 1),
+        "chapter": chapter_id,
+        "parameter": name,
+        "values": values,
+        "profile": prof,
+        "wall_seconds": round(wall, 1),
+        "run_seconds": round(sum(r["seconds"] for r in runs), 1),
         "claims": summarize(runs),
         "runs": [{k: v for k, v in r.items() if k != "claim_objects"} for r in runs],
     }
@@ -122,9 +145,12 @@ def sweep(chapter_id: str, name: str, values: list[str], profile: str | None, ou
 
 def print_summary(result: dict, file=sys.stdout) -> None:
     ok = sum(r["ok"] for r in result["runs"])
-    print(f"sweep {result['chapter']} over {result['parameter']} = {', '.join(result['values'])} "
-          f"(profile {result['profile']}): {ok} of {len(result['runs'])} runs completed in "
-          f"{result['wall_seconds']:.0f} s (the runs took {result['run_seconds']:.0f} s together)", file=file)
+    print(
+        f"sweep {result['chapter']} over {result['parameter']} = {', '.join(result['values'])} "
+        f"(profile {result['profile']}): {ok} of {len(result['runs'])} runs completed in "
+        f"{result['wall_seconds']:.0f} s (the runs took {result['run_seconds']:.0f} s together)",
+        file=file,
+    )
     for r in result["runs"]:
         if not r["ok"]:
             print(f"  {result['parameter']}={r['value']} FAILED: {r['error']}", file=file)
@@ -135,6 +161,9 @@ def print_summary(result: dict, file=sys.stdout) -> None:
     print(f"\n{'claim':<{w}}  pass  fail  undecided   estimate: min / median / max (mean ± sd)", file=file)
     for c in result["claims"]:
         e = c["estimate"]
-        est = (f"{_fmt(e['min'])} / {_fmt(e['median'])} / {_fmt(e['max'])} ({_fmt(e['mean'])} ± {_fmt(e['sd'])})"
-               if e else "-")
+        est = (
+            f"{_fmt(e['min'])} / {_fmt(e['median'])} / {_fmt(e['max'])} ({_fmt(e['mean'])} ± {_fmt(e['sd'])})"
+            if e
+            else "-"
+        )
         print(f"{c['id']:<{w}}  {c['pass']:>4}  {c['fail']:>4}  {c['undecided']:>9}   {est}", file=file)
