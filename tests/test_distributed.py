@@ -42,6 +42,16 @@ def _kill_tree(pid: int) -> None:
     psutil.wait_procs(procs, timeout=10)
 
 
+#: Hard bound on every cluster process, even if pytest itself is killed (coreutils `timeout`).
+LIFETIME_S = 900
+
+
+def _start(args: list, env: dict, log: Path) -> subprocess.Popen:
+    with open(log, "w") as out:
+        return subprocess.Popen(["timeout", str(LIFETIME_S), *map(str, args)], env=env, stdout=out,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+
+
 @pytest.fixture
 def cluster(tmp_path, _isolated_cache):
     """(address, env): a scheduler and two single-thread workers sharing the test's model cache."""
@@ -52,49 +62,13 @@ def cluster(tmp_path, _isolated_cache):
     logs.mkdir()
     procs = []
     try:
-        procs.append(
-            subprocess.Popen(
-                [
-                    BIN / "dask",
-                    "scheduler",
-                    "--host",
-                    "127.0.0.1",
-                    "--port",
-                    str(port),
-                    "--dashboard-address",
-                    f"127.0.0.1:{_free_port()}",
-                ],
-                env=env,
-                stdout=open(logs / "scheduler.log", "w"),
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-        )
+        procs.append(_start([BIN / "dask", "scheduler", "--host", "127.0.0.1", "--port", port,
+                             "--dashboard-address", f"127.0.0.1:{_free_port()}", "--idle-timeout", "300s"],
+                            env, logs / "scheduler.log"))
         for i in (1, 2):
-            procs.append(
-                subprocess.Popen(
-                    [
-                        BIN / "dask",
-                        "worker",
-                        address,
-                        "--nthreads",
-                        "1",
-                        "--nworkers",
-                        "1",
-                        "--host",
-                        "127.0.0.1",
-                        "--no-dashboard",
-                        "--name",
-                        f"w{i}",
-                        "--death-timeout",
-                        "120",
-                    ],
-                    env=env,
-                    stdout=open(logs / f"w{i}.log", "w"),
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                )
-            )
+            procs.append(_start([BIN / "dask", "worker", address, "--nthreads", "1", "--nworkers", "1",
+                                 "--host", "127.0.0.1", "--no-dashboard", "--name", f"w{i}",
+                                 "--death-timeout", "120"], env, logs / f"w{i}.log"))
         from distributed import Client
 
         with Client(address, timeout=120) as client:

@@ -37,7 +37,7 @@ def _list(args) -> int:
                 "parameters": {n: p.default_for(profile) for n, p in schema.items()},
                 "help": {n: p.help for n, p in schema.items()},
                 "allowed": {n: p.allowed() for n, p in schema.items()},
-                # Last measured execution (book build, run or sweep) per profile, in seconds.
+                # Last measured execution in a book build, per profile, in seconds.
                 "seconds": {prof: t[ch.id] for prof, t in sorted(timings.items()) if ch.id in t},
             }
         )
