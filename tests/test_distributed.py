@@ -19,7 +19,7 @@ import pytest
 from companion import parallel
 
 BIN = Path(sys.executable).parent
-CHAPTERS = ("f-arch", "t-data")
+CHAPTERS = ("f-em1", "f-trend")  # smoke chapters with claims, seconds each
 
 
 def _free_port() -> int:
@@ -170,7 +170,7 @@ def test_cluster_build_equals_local_run(cluster, tmp_path, _isolated_cache, monk
 
 def test_killed_worker_task_runs_again_elsewhere(cluster, tmp_path, _isolated_cache, monkeypatch):
     address, env = cluster
-    chapter = "t-data"
+    chapter = "f-em1"
     expected = _local_claims([chapter], tmp_path / "local-cache", monkeypatch)[chapter]
     build = subprocess.Popen(
         [
