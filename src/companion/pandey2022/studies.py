@@ -62,11 +62,15 @@ def program(dataset: str, arch_name: str, *, layer, seeds, epochs: int, dtype: s
 
 
 def k_values(table: str, layer: str, ks: str) -> list[float]:
-    """``ks`` = comma list, or 'paper' for the reference grid of that table and layer."""
+    """The entropy weights to run at ``layer``: 'paper' = the authors' grid of that table and layer; a
+    comma list runs each k the authors ran at *some* layer only at the layers where they ran it (so
+    "0,0.02" fills the table's rows without adding cells it does not have), and any other k at every layer."""
+    ref = reference(_K_GRIDS[table])
+    here = sorted(ref[ref["layer"] == layer]["k"].astype(float).unique().tolist())
     if str(ks).strip() == "paper":
-        ref = reference(_K_GRIDS[table])
-        return sorted(ref[ref["layer"] == layer]["k"].astype(float).unique().tolist())
-    return parse_list(ks)
+        return here
+    anywhere = set(ref["k"].astype(float))
+    return [k for k in parse_list(ks) if k in here or k not in anywhere]
 
 
 def layer_k_grid(table: str, dataset: str, arch_name: str, layers: str, ks: str, n_seeds: int,
@@ -200,12 +204,16 @@ def init_table(n_seeds: int, epochs: int, dtype: str):
     return runs, summ, cmp
 
 
-def layer_lr_table(layers: str, lrs: str, n_seeds: int, epochs: int, dtype: str, with_d2: bool):
-    """T-LAYER: the earlier (ECML) nets with biases and default init; learning rates batched as members."""
+def layer_lr_table(layers: str, lrs: str, n_seeds: int, epochs: int, dtype: str, with_d2: bool,
+                   d2_layers: str | None = None):
+    """T-LAYER: the earlier (ECML) nets with biases and default init; learning rates batched as members.
+    The D2 rows (lr 0.01) run at ``d2_layers`` (default: the same layers as D1)."""
     frames = []
-    blocks = [("d1", "D1-ecml", parse_list(lrs))] + ([("d2", "D2-ecml", [0.01])] if with_d2 else [])
-    for dataset, arch_name, lr_list in blocks:
-        for layer in parse_layers(layers):
+    blocks = [("d1", "D1-ecml", parse_list(lrs), layers)]
+    if with_d2:
+        blocks.append(("d2", "D2-ecml", [0.01], d2_layers or layers))
+    for dataset, arch_name, lr_list, block_layers in blocks:
+        for layer in parse_layers(block_layers):
             res = program(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs, dtype=dtype,
                           lrs=lr_list)
             f = member_frame(res)
