@@ -180,3 +180,15 @@ def test_shared_model_chapters_at_once_train_it_once(tmp_path, monkeypatch):
     for _ev, _, k, pid in events:
         pids_per_key.setdefault(k, set()).add(pid)
     assert any(len(p) == 2 for p in pids_per_key.values()), "no entry shared by the two chapters"
+
+
+def test_list_shows_last_execution_time_per_profile(_isolated_cache):
+    parallel.record_timing([parallel.cache_timings_file()], "smoke", "f-em1", 12.3)
+    parallel.record_timing([parallel.cache_timings_file()], "quick", "f-em1", 95)
+    cmd = [sys.executable, "-m", "companion.cli", "list"]
+    out = subprocess.run([*cmd, "--json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    row = next(r for r in json.loads(out.stdout) if r["id"] == "f-em1")
+    assert row["seconds"] == {"quick": 95.0, "smoke": 12.3}
+    text = subprocess.run(cmd, capture_output=True, text=True).stdout
+    assert "[last run: quick 95 s  smoke 12 s]" in text
