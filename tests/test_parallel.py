@@ -2,10 +2,12 @@
 the jupyter-cache hand-over, and two chapters sharing a model run at once (trained once)."""
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
 from collections import Counter
+from pathlib import Path
 from types import SimpleNamespace
 
 import nbformat
@@ -192,3 +194,25 @@ def test_list_shows_last_execution_time_per_profile(_isolated_cache):
     assert row["seconds"] == {"quick": 95.0, "smoke": 12.3}
     text = subprocess.run(cmd, capture_output=True, text=True).stdout
     assert "[last run: quick 95 s  smoke 12 s]" in text
+
+
+def test_jupyter_book_uses_the_parallel_executions(tmp_path):
+    """A chapter executed by the build's parallel stage is rendered by `jupyter-book build` from the
+    execution cache, not executed again (a one-chapter book using the same notebook)."""
+    from companion import paths
+
+    build = tmp_path / "_build"
+    failures = bookbuild.execute_chapters(build, "smoke", workers=1, only=["f-arch"], log=lambda *a: None)
+    assert failures == []
+    book = tmp_path / "mini"
+    book.mkdir()
+    (book / "notebooks").symlink_to(paths.notebooks_dir())
+    (book / "_config.yml").write_text("title: t\nonly_build_toc_files: true\nexecute:\n"
+                                      "  execute_notebooks: cache\n  timeout: 600\n")
+    (book / "_toc.yml").write_text("format: jb-book\nroot: notebooks/pandey2022/f-arch\n")
+    out = subprocess.run([str(Path(sys.executable).parent / "jupyter-book"), "build", str(book),
+                          "--path-output", str(tmp_path)], capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "COMPANION_PROFILE": "smoke"})
+    log = out.stdout + out.stderr
+    assert "f-arch.ipynb: Using cached notebook" in log, log[-3000:]
+    assert "f-arch.ipynb: Executing notebook" not in log
