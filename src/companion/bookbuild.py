@@ -119,7 +119,7 @@ def execute_chapters(build: Path, profile: str, workers: int | None = None, sche
                **parallel.load_timings(build / TIMINGS).get(profile, {})}
     order = parallel.longest_first(list(todo), timings)
     where = f"on {scheduler}" if scheduler else f"with {workers or os.cpu_count()} workers"
-    log(f"bookbuild: executing {len(order)} chapters {where} (profile {profile}), longest first", flush=True)
+    log(f"bookbuild: executing {len(order)} chapters {where} (profile {profile}), longest first")
     tasks = [dict(chapter_id=cid, profile=profile, source=nbformat.writes(todo[cid][1])) for cid in order]
     failures = []
     book_dir = paths.repo_root() / "book"
@@ -143,7 +143,7 @@ def execute_chapters(build: Path, profile: str, workers: int | None = None, sche
             report = build / "reports" / f"{cid}.log"
             parallel.atomic_write(report, r.get("traceback") or r["error"])
             failures.append({**r, "report": str(report)})
-        log(parallel.progress_line(r, done, len(tasks)), flush=True)
+        log(parallel.progress_line(r, done, len(tasks)))
     return failures
 
 
@@ -201,7 +201,7 @@ def run_build(args) -> int:
     t0 = time.perf_counter()
     try:
         failures = execute_chapters(build, profile, args.workers, args.scheduler, only,
-                                    log=lambda *a, **k: print(*a, **{"flush": True, **k}))
+                                    log=lambda *a: print(*a, flush=True))
     except parallel.ClusterError as exc:
         print(f"bookbuild: error: {exc}", file=sys.stderr)
         return 2
