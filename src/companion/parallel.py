@@ -259,7 +259,7 @@ def connect(scheduler: str, timeout: float = 20):
                 f"workers {', '.join(other)} run another version of the companion library; "
                 "install the same checkout on every worker"
             )
-    except BaseException as exc:
+    except Exception as exc:
         client.close()
         if isinstance(exc, ClusterError):
             raise
