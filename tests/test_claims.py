@@ -88,3 +88,16 @@ def test_frame_status_column(demo_registry):
     frame = card.frame
     assert list(frame["status"]) == ["fail"]
     assert "fail" in claims.render_html(frame)
+
+
+def test_undecidable_unless_a_parameter_is_set(monkeypatch):
+    e = registry.Entry(id="demo/up", paper="pandey2022", chapter="demo", figure="F", statement="s", source="t",
+                       statistic="s", rule={"test": "greater"}, reference={}, added="2026-12-01",
+                       undecidable="digit mosaics stand in for CIFAR-10", decidable_with="data_dir")
+    monkeypatch.setattr(registry, "entries", lambda: {e.id: e})
+    data = dict(a=[5.0, 6.0, 7.0], b=[1.0, 2.0, 2.5])
+    digits = claims.ChapterClaims(Settings(chapter="demo", profile="smoke", values={"data_dir": None}, overrides={}))
+    assert digits.check("demo/up", **data).status == "undecided"
+    cifar = claims.ChapterClaims(Settings(chapter="demo", profile="smoke", values={"data_dir": "/data/cifar"},
+                                          overrides={"data_dir": "/data/cifar"}))
+    assert cifar.check("demo/up", **data).status == "pass"

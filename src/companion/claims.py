@@ -160,7 +160,8 @@ class ChapterClaims:
         status = v.status
         observed = self._observed_text(entry, v)
         notes = [n for n in (v.detail, note) if n]
-        if entry.undecidable:
+        waived = bool(entry.decidable_with) and bool(self.settings.get(entry.decidable_with))
+        if entry.undecidable and not waived:
             if status != "undecided":
                 notes.append(f"rule alone would say {status}")
             status = "undecided"

@@ -16,6 +16,7 @@ the paper's number come from here, never from the notebook. An entry::
       revisions:                                   # a rule changed after seeing results keeps why
         - {date: 2026-12-02, why: "..."}
       undecidable: "..."                           # optional: our setting cannot test the paper's statement
+      decidable_with: data_dir                     # optional: ... unless this chapter parameter is set
 
 Decision rules (95 % intervals, :mod:`companion.stats`), each with three outcomes:
 
@@ -56,7 +57,7 @@ TESTS = ("matches", "at_least", "at_most", "greater", "less",
          "rate_at_least", "rate_at_most", "rate_higher", "rate_lower")
 DIRECTIONAL = {"greater": 1, "less": -1, "rate_higher": 1, "rate_lower": -1}
 KEYS = {"figure", "statement", "source", "paper", "statistic", "rule", "added", "revisions", "undecidable",
-        "see_also"}
+        "decidable_with", "see_also"}
 RULE_KEYS = {"test", "margin", "threshold", "min_n", "min_effect", "paired", "interval"}
 
 
@@ -76,6 +77,7 @@ class Entry:
     added: str
     revisions: tuple = ()
     undecidable: str = ""
+    decidable_with: str = ""
     see_also: tuple = ()
 
     @property
@@ -240,6 +242,7 @@ def _load(stamp: tuple) -> dict[str, Entry]:
                     statistic=str(raw["statistic"]).strip(), rule=dict(raw["rule"]), reference=ref,
                     added=str(raw["added"]), revisions=tuple(raw.get("revisions") or ()),
                     undecidable=str(raw.get("undecidable") or "").strip(),
+                    decidable_with=str(raw.get("decidable_with") or ""),
                     see_also=tuple(raw.get("see_also") or ()),
                 )
     return out
