@@ -1,6 +1,7 @@
 """The command line: list, run, scorecard, and one-line errors with exit status 2."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -49,13 +50,14 @@ def test_scorecard_json_fields(monkeypatch):
     from companion.config import Settings
 
     card = claims.ChapterClaims(Settings(chapter=CHAPTER, profile="smoke", values={}, overrides={}))
-    card.record(id="x", figure="F-EM1", statement="s", expected="e", observed="o", criterion="c", passed=True)
+    card.claims.append(claims.Claim(chapter=CHAPTER, paper="pandey2022", figure="F-EM1", id=f"{CHAPTER}/x",
+                                    claim="s", expected="e", observed="o", criterion="c", status="pass"))
     card.save()
     out = _run("scorecard", "--json", "--profile", "smoke")
     rows = json.loads(out.stdout)
     assert rows and set(rows[0]) >= {"chapter", "paper", "figure", "claim", "expected", "observed",
-                                     "passed", "profile"}
-    assert rows[0]["passed"] is True and rows[0]["paper"] == "pandey2022"
+                                     "passed", "status", "profile"}
+    assert rows[0]["passed"] is True and rows[0]["status"] == "pass" and rows[0]["paper"] == "pandey2022"
 
 
 def test_run_executes_with_papermill_and_prints_claims(tmp_path):
@@ -63,7 +65,7 @@ def test_run_executes_with_papermill_and_prints_claims(tmp_path):
     out = _run("run", CHAPTER, "--profile", "smoke", "-p", "seed", "3", "--output", str(tmp_path / "runs"),
                cwd=tmp_path, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert "claims pass" in out.stdout
+    assert re.search(r"\d+ pass, \d+ fail, \d+ undecided", out.stdout), out.stdout
     assert (tmp_path / "runs" / f"{CHAPTER}.ipynb").is_file()
     rows = json.loads((tmp_path / "runs" / f"{CHAPTER}.claims.json").read_text())
     assert rows and all(r["overrides"] == {"seed": 3} for r in rows)

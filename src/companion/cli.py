@@ -145,6 +145,32 @@ def _scorecard(args) -> int:
     return 0
 
 
+def _record(args) -> int:
+    from . import records
+
+    params = {name: value for name, value in args.param or []}
+    runner.prepare(args.chapter, params, args.profile)  # bad input: one line, nothing run or written
+    path = records.record(args.chapter, params, args.profile)
+    rec = records.load(args.chapter, args.profile)
+    print(f"recorded {args.chapter} -> {path.relative_to(path.parents[2])}")
+    print(f"{records.provenance(rec)}; {claims.counts_text(records.recorded_claims(rec))}")
+    return 0
+
+
+def _verify(args) -> int:
+    from . import records
+
+    ok, diffs = records.verify(args.chapter, args.profile)
+    if ok:
+        print(f"{args.chapter}: the re-run agrees with the {args.profile} record (verdicts; estimates within "
+              f"rel {records.VERIFY_RTOL:g})")
+        return 0
+    print(f"{args.chapter}: the re-run differs from the {args.profile} record:")
+    for line in diffs:
+        print("  " + line)
+    return 1
+
+
 def _positive(text: str) -> int:
     try:
         n = int(text)
@@ -191,6 +217,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     bookbuild.add_arguments(pb)
     pb.set_defaults(func=_build)
+    prc = sub.add_parser("record", help="run a chapter and keep its verdicts with provenance in results/")
+    prc.add_argument("chapter")
+    prc.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
+                     help="e.g. fewer seeds than the profile's: the record is then labelled partial")
+    prc.add_argument("--profile", default="paper", help="smoke, quick or paper (default: paper)")
+    prc.set_defaults(func=_record)
+    pv = sub.add_parser("verify", help="re-run a recorded chapter with its recorded parameters and compare")
+    pv.add_argument("chapter")
+    pv.add_argument("--profile", default="paper")
+    pv.set_defaults(func=_verify)
     ps = sub.add_parser("scorecard", help="every recorded claim with its status")
     ps.add_argument("--json", action="store_true")
     ps.add_argument("--profile")
