@@ -1,13 +1,14 @@
 # Two commands for a fresh machine:
 #   make book   create .venv if missing, install, build the book (profile: $COMPANION_PROFILE or quick),
 #               executing the chapters in parallel, one process per core (WORKERS=N to change it)
-#   make test   same setup, then unit tests, nbval on every chapter (smoke), and a smoke build of the book
+#   make test   same setup, then lint, unit tests, nbval on every chapter (smoke), a smoke build of the book,
+#               and the smoke build checked in headless Chromium (needs the Debian package `chromium`)
 PYTHON ?= python3.11
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: book test unit nbval smoke-book bench bench-build clean setup
+.PHONY: book test unit nbval smoke-book smoke-html bench bench-build clean setup
 
 WORKERS ?=
 
@@ -30,7 +31,10 @@ nbval: $(STAMP)
 smoke-book: $(STAMP)
 	TQDM_DISABLE=1 $(BIN)/python -m companion.bookbuild --profile smoke --path-output _build/smoke
 
-test: unit nbval smoke-book
+test: lint unit nbval smoke-book smoke-html
+
+smoke-html: $(STAMP)
+	$(BIN)/python -m companion.checkhtml --build _build/smoke/_build/html
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_pandey_ensemble.py
