@@ -93,10 +93,12 @@ def main() -> None:
 
     task = OneToOne()
     seeds = list(range(1, args.seeds + 1))
-    model_cfg = ModelConfig(arch="AED", in_vocab=len(task.in_vocab), out_vocab=len(task.out_vocab), hidden=args.hidden)
+    model_cfg = ModelConfig(arch="AED", in_vocab=len(task.in_vocab), out_vocab=len(task.out_vocab),
+                            hidden=args.hidden)
     cfg = TrainConfig(steps=args.steps, dataset_batches=50, n_test=200)
     print(f"AED one-to-one, hidden {args.hidden}, batch {cfg.batch}, {args.steps} steps, {args.seeds} seeds, "
-          f"{torch.get_num_threads()} thread(s), torch {torch.__version__}, load avg {os.getloadavg()[0]:.1f}")
+          f"{torch.get_num_threads()} thread(s), torch {torch.__version__}, "
+          f"load avg {os.getloadavg()[0]:.1f}")
 
     # warm-up (allocator, one-off kernel selection)
     train_ensemble(model_cfg, task, seeds[:1], TrainConfig(steps=3, dataset_batches=50, n_test=16))
@@ -121,7 +123,8 @@ def main() -> None:
     agree = max_w < 1e-3 and max_l < 1e-4
 
     S = T = task.length
-    flops = aed_step_flops(cfg.batch, S, T, args.hidden, model_cfg.in_vocab, model_cfg.out_vocab, model_cfg.out_vocab)
+    flops = aed_step_flops(cfg.batch, S, T, args.hidden, model_cfg.in_vocab, model_cfg.out_vocab,
+                           model_cfg.out_vocab)
     total = flops * args.steps * args.seeds
     # the time of train_ensemble includes data generation and the final test; time the step loop alone too
     steps_only_b = breakdown(model_cfg, task, seeds, cfg, min(args.steps, 10))
@@ -145,8 +148,10 @@ def main() -> None:
           f"{flops * args.seeds / step_b / 1e9:6.2f} GFLOP/s in the step loop")
     print(f"single runs: {total / t_loop / 1e9:6.2f} GFLOP/s end to end; "
           f"{flops / step_1 / 1e9:6.2f} GFLOP/s in the step loop")
-    print(f"dense matmul 1024^3: {big:6.2f} GFLOP/s; GRU-shaped {cfg.batch}x{args.hidden}x{3 * args.hidden}: {gru:6.2f} GFLOP/s; "
-          f"{args.seeds} members stacked ({cfg.batch * args.seeds}x{args.hidden}x{3 * args.hidden}): {gru8:6.2f} GFLOP/s")
+    print(f"dense matmul 1024^3: {big:6.2f} GFLOP/s; "
+          f"GRU-shaped {cfg.batch}x{args.hidden}x{3 * args.hidden}: {gru:6.2f} GFLOP/s; "
+          f"{args.seeds} members stacked ({cfg.batch * args.seeds}x{args.hidden}x{3 * args.hidden}): "
+          f"{gru8:6.2f} GFLOP/s")
     print("\n== where a step's time goes (ms per step, mean of the timed steps) ==")
     for name, d in ((f"batched x{args.seeds}", steps_only_b), ("single", steps_only_1)):
         parts = ", ".join(f"{k} {1000 * v:6.1f}" for k, v in d.items())

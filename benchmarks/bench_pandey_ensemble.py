@@ -12,8 +12,8 @@ GFLOP/s against a dense matmul measured in the same process (same thread count).
     .venv/bin/python benchmarks/bench_pandey_ensemble.py [--seeds 10] [--epochs 2] [--dtype float64]
 
 On a shared machine wall times are inflated by other processes; CPU (process) times are printed too.
-Training runs single-threaded by default (see companion.device.train_threads: with tiny matrices a second OpenMP
-thread mostly spin-waits on a busy 2-core machine; try --threads 2 to see it).
+Training runs single-threaded by default (see companion.device.train_threads: with tiny matrices a second
+OpenMP thread mostly spin-waits on a busy 2-core machine; try --threads 2 to see it).
 
 What to expect (measured on the 2-core development machine, 1 thread, float64): the batched program is
 about 2.5-3x faster than the authors' structure (which scores the 9 segments in a Python loop, i.e. 9
@@ -97,15 +97,21 @@ def main():
     tol = 1e-8 if dtype == torch.float64 else 1e-3
     flops = flops_per_epoch(spec, d.x_train.shape[0], 250) * args.epochs * len(seeds)
     peak = dense_gflops(dtype)
-    g = lambda t: flops / t / 1e9
+
+    def g(t):
+        return flops / t / 1e9
+
     desc = spec.describe()
     print(f"{d.name}, {args.arch} (focus {desc['focus_net']}, classifier {desc['classification_net']}), "
           f"{len(seeds)} seeds x {steps} Adam steps, {args.dtype}, "
           f"{args.threads} thread(s)")
-    print(f"  batched program            : wall {t_batch:7.2f} s  cpu {c_batch:7.2f} s  {g(t_batch):6.2f} GFLOP/s")
-    print(f"  loop, authors' structure   : wall {t_auth:7.2f} s  cpu {c_auth:7.2f} s  {g(t_auth):6.2f} GFLOP/s"
+    print(f"  batched program            : wall {t_batch:7.2f} s  cpu {c_batch:7.2f} s  "
+          f"{g(t_batch):6.2f} GFLOP/s")
+    print(f"  loop, authors' structure   : wall {t_auth:7.2f} s  cpu {c_auth:7.2f} s  "
+          f"{g(t_auth):6.2f} GFLOP/s"
           f"   speed-up of batched: wall {t_auth / t_batch:5.2f}x  cpu {c_auth / c_batch:5.2f}x")
-    print(f"  loop, vectorised segments  : wall {t_loop:7.2f} s  cpu {c_loop:7.2f} s  {g(t_loop):6.2f} GFLOP/s"
+    print(f"  loop, vectorised segments  : wall {t_loop:7.2f} s  cpu {c_loop:7.2f} s  "
+          f"{g(t_loop):6.2f} GFLOP/s"
           f"   speed-up of batched: wall {t_loop / t_batch:5.2f}x  cpu {c_loop / c_batch:5.2f}x")
     print(f"  dense {args.dtype} 512x512 matmul in this process: {peak:.2f} GFLOP/s "
           f"(batched program reaches {100 * g(t_batch) / peak:.0f} % of it)")

@@ -3,7 +3,12 @@
 import torch
 
 from companion.aitken2021.decompose import (
-    TERM_NAMES, alignment_terms, decompose, decompose_decoder, decompose_encoder, first_pad_mask,
+    TERM_NAMES,
+    alignment_terms,
+    decompose,
+    decompose_decoder,
+    decompose_encoder,
+    first_pad_mask,
 )
 from companion.aitken2021.models import ModelConfig, Seq2Seq
 from companion.aitken2021.tasks import OneToOne
@@ -19,7 +24,8 @@ def _trace(arch="AED", E=2, n=24, B=64):
 
 def test_first_pad_mask():
     tok = torch.tensor([[0, 1, 3, 3, 3], [2, 3, 3, 3, 3]])
-    assert first_pad_mask(tok, 3).tolist() == [[True, True, True, False, False], [True, True, False, False, False]]
+    assert first_pad_mask(tok, 3).tolist() == [[True, True, True, False, False],
+                                               [True, True, False, False, False]]
 
 
 def test_reconstruction_exact_and_estimator():
@@ -35,7 +41,8 @@ def test_reconstruction_exact_and_estimator():
             for k in range(comp.chi.shape[1]):
                 m = ((comp.labels == k) & comp.valid).unsqueeze(-1).float()
                 if m.sum() > 0:
-                    assert torch.allclose((comp.delta * m).sum((1, 2)) / m.sum((1, 2)).clamp_min(1), torch.zeros(1), atol=1e-5)
+                    assert torch.allclose((comp.delta * m).sum((1, 2)) / m.sum((1, 2)).clamp_min(1),
+                                          torch.zeros(1), atol=1e-5)
 
 
 def test_decoder_labels_use_previous_prediction_and_bos():
@@ -59,7 +66,8 @@ def test_known_answer_recovers_components():
     # recovered chi equals the true one up to the label-frequency-weighted shift at each step
     assert torch.allclose(comp.reconstruct(), states, atol=1e-6)
     assert comp.delta.abs().max() < 0.2  # only sampling imbalance remains
-    assert torch.allclose(comp.chi - comp.chi.mean(1, keepdim=True), chi - chi.mean(1, keepdim=True), atol=0.2)
+    assert torch.allclose(comp.chi - comp.chi.mean(1, keepdim=True), chi - chi.mean(1, keepdim=True),
+                          atol=0.2)
 
 
 def test_nine_terms_sum_to_alignment():

@@ -60,7 +60,8 @@ def test_batched_training_equals_single_runs():
             one = train_ensemble(cfg, task, [s], SMALL)
             for k, v in one["state"].items():
                 assert torch.allclose(v[0], ens["state"][k][e], rtol=1e-4, atol=1e-5), (arch, k)
-            assert torch.allclose(one["history"]["loss"][:, 0], ens["history"]["loss"][:, e], rtol=1e-5, atol=1e-6)
+            assert torch.allclose(one["history"]["loss"][:, 0], ens["history"]["loss"][:, e],
+                                  rtol=1e-5, atol=1e-6)
             for m in ("word_accuracy", "phrase_accuracy"):
                 assert float(one["test"][m][0]) == float(ens["test"][m][e])
 

@@ -68,7 +68,8 @@ def test_duplicates_and_foreign_claims_are_refused(demo_registry):
 
 
 def test_show_refuses_a_chapter_that_skipped_a_claim(demo_registry, monkeypatch):
-    monkeypatch.setattr(registry, "for_chapter", lambda ch: [e for e in demo_registry.values() if e.chapter == ch])
+    monkeypatch.setattr(registry, "for_chapter",
+                        lambda ch: [e for e in demo_registry.values() if e.chapter == ch])
     card = claims.ChapterClaims(_settings())
     card.check("demo/acc", values=[1.0, 1.0, 1.0])
     with pytest.raises(RuntimeError, match="demo/ftpt"):
@@ -91,12 +92,13 @@ def test_frame_status_column(demo_registry):
 
 
 def test_undecidable_unless_a_parameter_is_set(monkeypatch):
-    e = registry.Entry(id="demo/up", paper="pandey2022", chapter="demo", figure="F", statement="s", source="t",
-                       statistic="s", rule={"test": "greater"}, reference={}, added="2026-12-01",
+    e = registry.Entry(id="demo/up", paper="pandey2022", chapter="demo", figure="F", statement="s",
+                       source="t", statistic="s", rule={"test": "greater"}, reference={}, added="2026-12-01",
                        undecidable="digit mosaics stand in for CIFAR-10", decidable_with="data_dir")
     monkeypatch.setattr(registry, "entries", lambda: {e.id: e})
     data = dict(a=[5.0, 6.0, 7.0], b=[1.0, 2.0, 2.5])
-    digits = claims.ChapterClaims(Settings(chapter="demo", profile="smoke", values={"data_dir": None}, overrides={}))
+    digits = claims.ChapterClaims(Settings(chapter="demo", profile="smoke", values={"data_dir": None},
+                                           overrides={}))
     assert digits.check("demo/up", **data).status == "undecided"
     cifar = claims.ChapterClaims(Settings(chapter="demo", profile="smoke", values={"data_dir": "/data/cifar"},
                                           overrides={"data_dir": "/data/cifar"}))

@@ -13,7 +13,8 @@ CHAPTER = "f-em1"  # the foundation's showcase chapter
 
 
 def _run(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "companion.cli", *args], capture_output=True, text=True, **kw)
+    return subprocess.run([sys.executable, "-m", "companion.cli", *args], capture_output=True, text=True,
+                          **kw)
 
 
 def test_list_json_has_the_documented_fields():

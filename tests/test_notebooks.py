@@ -44,12 +44,14 @@ def test_chapter_convention(path):
     # papermill must understand every line (a comment holding "=" trips its line parser)
     from papermill.translators import PythonTranslator
 
-    lines = [ln for ln in "".join(params["source"]).splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    lines = [ln for ln in "".join(params["source"]).splitlines()
+             if ln.strip() and not ln.lstrip().startswith("#")]
     assert len(PythonTranslator.inspect({"source": "".join(params["source"])})) == len(lines)
     assert names - {"profile"} == set(config.schema(meta["id"])), "parameters cell matches _config.yml"
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
-            tree = ast.parse("".join(line for line in cell["source"] if not line.lstrip().startswith(("%", "!"))))
+            tree = ast.parse("".join(line for line in cell["source"]
+                                     if not line.lstrip().startswith(("%", "!"))))
             assert not any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) for n in ast.walk(tree)), (
                 f"{path.name}: library code belongs in src/companion, not in a notebook"
             )

@@ -1,8 +1,8 @@
 """Broken configurations must make the image chapters' claims fail.
 
-The real pipeline runs at a tiny scale on digits; one setting is broken on purpose (a normaliser that never
-trains, attention replaced by the object's box or by its complement) and the claim's registered rule is applied
-to the result. A rule that passed these would not be testing anything.
+The real pipeline runs at a tiny scale on digits; one setting is broken on purpose (a normaliser that
+never trains, attention replaced by the object's box or by its complement) and the claim's registered rule
+is applied to the result. A rule that passed these would not be testing anything.
 """
 import numpy as np
 import pytest
@@ -10,7 +10,8 @@ import torch
 import torch.nn.functional as F
 
 from companion import registry
-from companion.pandey2022 import captioning, image_report as R, image_train
+from companion.pandey2022 import captioning, image_train
+from companion.pandey2022 import image_report as R
 
 SEEDS = (0, 1, 2)
 

@@ -25,7 +25,8 @@ def _fake_cifar(folder, n=60, seed=0, nested=True):
 # ---------------------------------------------------------------------------------------- mosaics
 def test_mosaic_invariants_on_digits():
     imgs = images.load_digits_images()
-    assert imgs.images.shape == (1797, 1, 8, 8) and float(imgs.images.min()) == -1.0 and float(imgs.images.max()) == 1.0
+    assert (imgs.images.shape == (1797, 1, 8, 8) and float(imgs.images.min()) == -1.0
+            and float(imgs.images.max()) == 1.0)
     sp = images.make_mosaics(imgs, 300, 200, seed=5)
     lab = sp.bank_labels
     for ms in (sp.train, sp.test):
@@ -69,7 +70,8 @@ def test_mosaic_grid_layout():
     segs = torch.arange(9.0).view(9, 1, 1, 1).expand(9, 1, 2, 2)
     g = images.mosaic_grid(segs)
     assert g.shape == (1, 6, 6)
-    assert float(g[0, 0, 0]) == 0 and float(g[0, 0, 5]) == 2 and float(g[0, 5, 0]) == 6 and float(g[0, 3, 3]) == 4
+    assert (float(g[0, 0, 0]) == 0 and float(g[0, 0, 5]) == 2 and float(g[0, 5, 0]) == 6
+            and float(g[0, 3, 3]) == 4)
 
 
 # ---------------------------------------------------------------------------------------- CIFAR loader
@@ -155,7 +157,8 @@ def test_batched_training_equals_single_runs():
         alone = image_train._threaded(image_train._train, _tiny_program([m], layer=3))
         for split in ("train", "test"):
             for key in ("acc", "ftpt", "ffpt", "entropy_bits"):
-                assert torch.allclose(together[split][key][i], alone[split][key][0], atol=1e-4), (m, split, key)
+                assert torch.allclose(together[split][key][i], alone[split][key][0], atol=1e-4), (
+                    m, split, key)
         assert torch.allclose(together["curves"]["loss"][i], alone["curves"]["loss"][0], atol=1e-4)
 
 

@@ -4,7 +4,7 @@ import math
 import torch
 
 from companion.device import train_threads
-from companion.pandey2022 import captioning, image_train, overlap
+from companion.pandey2022 import captioning, overlap
 
 
 def test_beta_box_fully_inside_topk_known_answer():
@@ -14,7 +14,8 @@ def test_beta_box_fully_inside_topk_known_answer():
     u = overlap.box_mask(H, W, box)
     attn = torch.zeros(H, W)
     attn[6:10, 5:15] = 1.0  # 4 x 10 = 40 pixels, all inside the box
-    attn += 1e-3 * torch.rand(H, W, generator=torch.Generator().manual_seed(0))  # break ties away from the box
+    # break ties away from the box
+    attn += 1e-3 * torch.rand(H, W, generator=torch.Generator().manual_seed(0))
     attn[6:10, 5:15] += 1.0
     frac = 40 / (H * W)
     v = overlap.topk_mask(attn, frac)
@@ -90,4 +91,5 @@ def test_captioner_batched_equals_single_and_word_betas(tmp_path):
     out = captioning.word_betas(grid, te.tokens, te, [0.1], torch.Generator().manual_seed(0))
     assert out["n_words"] == 3 * len(te)
     assert out["peak_in_box"] == 100.0
-    assert out["top10"] > 0.85  # each tile is 64 px; top-10 % = 58 px, mostly inside the (possibly merged) box
+    # each tile is 64 px; top-10 % = 58 px, mostly inside the (possibly merged) box
+    assert out["top10"] > 0.85

@@ -2,15 +2,13 @@
 
 import json
 
-import pytest
-
 from companion import claims, records, registry
 
 
 def _claim(cid="demo/acc", status="pass", est=0.95, digest="d1"):
     return claims.Claim(chapter="demo", paper="pandey2022", figure="F", id=cid, claim="s", expected="e",
-                        observed="o", criterion="c", status=status, estimate=est, lo=est - 0.01, hi=est + 0.01,
-                        n=3, digest=digest)
+                        observed="o", criterion="c", status=status, estimate=est, lo=est - 0.01,
+                        hi=est + 0.01, n=3, digest=digest)
 
 
 def test_compare_reports_verdict_and_value_changes():
@@ -30,8 +28,9 @@ def test_partial_names_the_cuts():
 
 
 def test_stale_when_the_rule_changed(monkeypatch):
-    e = registry.Entry(id="demo/acc", paper="pandey2022", chapter="demo", figure="F", statement="s", source="t",
-                       statistic="s", rule={"test": "at_least", "threshold": 0.9}, reference={}, added="2026-12-01")
+    e = registry.Entry(id="demo/acc", paper="pandey2022", chapter="demo", figure="F", statement="s",
+                       source="t", statistic="s", rule={"test": "at_least", "threshold": 0.9}, reference={},
+                       added="2026-12-01")
     monkeypatch.setattr(registry, "entries", lambda: {e.id: e})
     fresh = {"chapter": "demo", "claims": [_claim(digest=e.digest).as_row()]}
     old = {"chapter": "demo", "claims": [_claim(digest="something-else").as_row()]}
@@ -44,7 +43,8 @@ def test_record_then_verify_a_small_chapter(tmp_path, monkeypatch):
     chapter = "f-em1"
     path = records.record(chapter, {"n_seeds": 3, "epochs": 3}, profile="smoke")
     rec = json.loads(path.read_text())
-    for key in ("chapter", "profile", "commit", "date", "wall_s", "machine", "parameters", "claims", "partial"):
+    for key in ("chapter", "profile", "commit", "date", "wall_s", "machine", "parameters", "claims",
+                "partial"):
         assert key in rec
     assert rec["parameters"]["n_seeds"] == 3 and rec["partial"] == {"n_seeds": {"ran": 3, "profile": 4}}
     assert rec["claims"], "the chapter recorded no claims"

@@ -1,4 +1,5 @@
-"""The claims registry: schema checks, the decision rules' three outcomes, and its agreement with the chapters."""
+"""The claims registry: schema checks, the decision rules' three outcomes, and its agreement with the
+chapters."""
 
 import json
 import re

@@ -19,7 +19,8 @@ from .config import ConfigError
 
 #: The two papers, in the book's order.
 PAPERS = {
-    "aitken2021": "Aitken, Ramasesh, Cao, Maheswaranathan (2021), Understanding How Encoder-Decoder Architectures Attend",
+    "aitken2021": ("Aitken, Ramasesh, Cao, Maheswaranathan (2021), "
+                   "Understanding How Encoder-Decoder Architectures Attend"),
     "pandey2022": "Pandey, Vashisht, Ramaswamy (2022), On the Interpretability of Attention Networks",
 }
 
@@ -68,7 +69,8 @@ def _scan(root: str, stamp: tuple) -> tuple[Chapter, ...]:
         found.append(Chapter(meta["id"], meta["paper"], meta["figure"], meta["title"], path))
     # The book's order; chapters missing from the table of contents go last, by path.
     order = {f: i for i, f in enumerate(toc_order())}
-    found.sort(key=lambda c: (order.get(f"notebooks/{c.path.parent.name}/{c.path.stem}", len(order)), str(c.path)))
+    found.sort(key=lambda c: (order.get(f"notebooks/{c.path.parent.name}/{c.path.stem}", len(order)),
+                              str(c.path)))
     return tuple(found)
 
 

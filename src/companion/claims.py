@@ -176,7 +176,8 @@ class ChapterClaims:
             criterion=entry.rule_text(), status=status, source=entry.source,
             profile=self.settings.profile, overrides=dict(self.settings.overrides),
             estimate=_finite(v.estimate), lo=_finite(v.lo), hi=_finite(v.hi), n=int(v.n), test=entry.test,
-            target_lo=_finite(target[0]) if target else None, target_hi=_finite(target[1]) if target else None,
+            target_lo=_finite(target[0]) if target else None,
+            target_hi=_finite(target[1]) if target else None,
             reference=_finite(ref) if ref is not None else None, revised=revised, note="; ".join(notes),
             digest=entry.digest,
         )
@@ -188,7 +189,8 @@ class ChapterClaims:
         if v.n == 0 or v.estimate is None or not math.isfinite(v.estimate):
             return "no data"
         t = entry.test
-        iv = f"[{stats.fmt(v.lo)}, {stats.fmt(v.hi)}]" if math.isfinite(v.lo) and math.isfinite(v.hi) else "[—]"
+        iv = (f"[{stats.fmt(v.lo)}, {stats.fmt(v.hi)}]" if math.isfinite(v.lo) and math.isfinite(v.hi)
+              else "[—]")
         if t.startswith("rate_") and "successes" in v.extra and isinstance(v.extra["successes"], int):
             return f"{v.extra['successes']}/{v.n} = {stats.fmt(v.estimate)} {iv} (Wilson)"
         if t in ("rate_higher", "rate_lower"):
@@ -226,9 +228,11 @@ class ChapterClaims:
         """Save the verdicts and display the paper-vs-ours table (the last cell of a chapter)."""
         from IPython.display import display
 
-        missing = [e.id for e in registry.for_chapter(self.chapter) if e.id not in {c.id for c in self.claims}]
+        missing = [e.id for e in registry.for_chapter(self.chapter)
+                   if e.id not in {c.id for c in self.claims}]
         if missing:
-            raise RuntimeError(f"chapter {self.chapter} did not check its registered claims: {', '.join(missing)}")
+            raise RuntimeError(f"chapter {self.chapter} did not check its registered claims: "
+                               f"{', '.join(missing)}")
         self.save()
         frame = self.frame
         summary = f"{counts_text(self.claims)} — profile {self.settings.profile} (live: computed in this run)"
@@ -243,7 +247,8 @@ class ChapterClaims:
                 for e in self.links) + "</ul>"
         bundle = {
             "text/html": html,
-            "text/plain": summary + "\n" + frame[["id", "expected", "observed", "status"]].to_string(index=False),
+            "text/plain": summary + "\n"
+            + frame[["id", "expected", "observed", "status"]].to_string(index=False),
             "application/json": {"claims": [c.as_row() for c in self.claims]},
         }
         display(bundle, raw=True)
@@ -268,10 +273,13 @@ def recorded_html(chapter: str, live_profile: str, profile: str = "paper") -> st
         f"<td style='color: {COLOURS[c.status]}; font-weight: bold'>{c.status}"
         f"{' (stale: rule changed since)' if c.id in stale else ''}</td></tr>" for c in old)
     missing = [cid for cid in stale if cid not in {c.id for c in old}]
-    extra = (f"<p>Not in the record (registered after it was made): {', '.join(missing)}.</p>" if missing else "")
-    return (f"<p><b>Recorded <code>{profile}</code> budget</b> — not live: {escape(records.provenance(rec))}. "
+    extra = (f"<p>Not in the record (registered after it was made): {', '.join(missing)}.</p>"
+             if missing else "")
+    return (f"<p><b>Recorded <code>{profile}</code> budget</b> — not live: "
+            f"{escape(records.provenance(rec))}. "
             f"{counts_text(old)}.</p>"
-            f"<table class='companion-claims'><thead><tr><th>claim</th><th>observed ({escape(records.label(rec))})"
+            f"<table class='companion-claims'><thead><tr><th>claim</th>"
+            f"<th>observed ({escape(records.label(rec))})"
             f"</th><th>status</th></tr></thead><tbody>{rows}</tbody></table>{extra}")
 
 

@@ -67,11 +67,12 @@ class Param:
     items: Any = None  # comma-separated lists: a list of names, or "int" / "float"
 
     @classmethod
-    def from_spec(cls, name: str, spec: Mapping) -> "Param":
+    def from_spec(cls, name: str, spec: Mapping) -> Param:
         if not isinstance(spec, Mapping) or spec.get("type") not in _TYPES:
             raise ConfigError(f"parameter {name!r}: needs `type` in {sorted(_TYPES)}")
         items = spec.get("items")
-        if items is not None and (spec["type"] != "str" or not (isinstance(items, list) or items in ("int", "float"))):
+        if items is not None and (spec["type"] != "str"
+                                  or not (isinstance(items, list) or items in ("int", "float"))):
             raise ConfigError(f"parameter {name!r}: `items` needs type str and a list of names, int or float")
         unknown = set(spec) - {"type", "default", "min", "max", "choices", "nullable", "help", "items"}
         if unknown:

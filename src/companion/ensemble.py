@@ -109,7 +109,8 @@ class EnsembleLinear(EnsembleModule):
         return self.weight[e].T
 
     def extra_repr(self) -> str:
-        return f"n_members={self.n_members}, in={self.in_features}, out={self.out_features}, bias={self.bias is not None}"
+        return (f"n_members={self.n_members}, in={self.in_features}, out={self.out_features}, "
+                f"bias={self.bias is not None}")
 
 
 class EnsembleGRUCell(EnsembleModule):
@@ -199,7 +200,8 @@ def per_member_sq_norm(tensors: Iterable[torch.Tensor]) -> torch.Tensor:
     return total
 
 
-def clip_grad_norm_per_member(params: Iterable[nn.Parameter], max_norm: float, eps: float = 1e-6) -> torch.Tensor:
+def clip_grad_norm_per_member(params: Iterable[nn.Parameter], max_norm: float,
+                              eps: float = 1e-6) -> torch.Tensor:
     """Global-norm gradient clipping done separately for each member.
 
     ``torch.nn.utils.clip_grad_norm_`` on stacked weights would couple the

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import matplotlib
-
 import matplotlib.pyplot as plt
 import seaborn as sns
 

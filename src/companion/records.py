@@ -23,11 +23,12 @@ import platform
 import subprocess
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import claims as C, config, paths, registry, runner
+from . import claims as C
+from . import config, paths, registry, runner
 
 #: Relative tolerance for an estimate to count as reproduced by ``verify``.
 VERIFY_RTOL = 1e-3
@@ -67,7 +68,8 @@ def machine() -> str:
 
 def _is_budget(name: str) -> bool:
     """Parameters that size the work (seeds, steps, epochs), not ones that pick a seed or a setting."""
-    return name.startswith("n_") or name.endswith(("_seeds", "steps", "epochs")) or name in ("epochs", "steps")
+    return (name.startswith("n_") or name.endswith(("_seeds", "steps", "epochs"))
+            or name in ("epochs", "steps"))
 
 
 def partial(chapter: str, profile: str, params: dict[str, Any]) -> dict[str, dict]:
@@ -115,7 +117,7 @@ def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
         "chapter": chapter,
         "profile": prof,
         "commit": commit(),
-        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "wall_s": round(wall, 1),
         "machine": machine(),
         "parameters": settings.as_dict(),
@@ -181,7 +183,8 @@ def verify(chapter: str, profile: str = "paper") -> tuple[bool, list[str]]:
     """Re-run a recorded chapter with its recorded parameters; (agree, differences)."""
     rec = load(chapter, profile)
     if rec is None:
-        raise config.ConfigError(f"no record for {chapter!r} under {profile!r} ({record_path(chapter, profile)})")
+        raise config.ConfigError(f"no record for {chapter!r} under {profile!r} "
+                                 f"({record_path(chapter, profile)})")
     with tempfile.TemporaryDirectory(prefix=f"verify-{chapter}-") as tmp:
         _, found = runner.run(chapter, rec.get("overrides", {}), rec["profile"], tmp)
     diffs = compare(recorded_claims(rec), found)

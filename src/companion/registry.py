@@ -9,7 +9,8 @@ the paper's number come from here, never from the notebook. An entry::
       figure: T-D1
       statement: mean training FTPT at the zeroth layer without entropy regularisation
       source: "[REPO-AAAI]"
-      paper: {value: 74.72, sd: 11.63, n: 10}     # or {table: T-D1, where: {layer: zeroth, k: 0}, column: ftpt}
+      paper: {value: 74.72, sd: 11.63, n: 10}     # or {table: T-D1, where: {layer: zeroth, k: 0},
+                                                  #     column: ftpt}
       statistic: mean over seeds of the training FTPT (%)
       rule: {test: matches, margin: 10, min_n: 5}
       added: 2026-12-01                            # the day the rule was written, before the runs it judges
@@ -73,7 +74,7 @@ class Entry:
     source: str
     statistic: str
     rule: dict
-    reference: dict            # the paper's number as given in the file (value / sd / n / text or table lookup)
+    reference: dict            # the paper's number as given in the file (value / sd / n / text / table)
     added: str
     revisions: tuple = ()
     undecidable: str = ""
@@ -171,14 +172,16 @@ class Verdict:
 
 
 def _lookup(paper: str, ref: dict) -> dict:
-    """Resolve ``{table, where, column[, sd_column, n, n_column]}`` against ``companion.<paper>.reference``."""
+    """Resolve ``{table, where, column[, sd_column, n, n_column]}`` against
+    ``companion.<paper>.reference``."""
     mod = importlib.import_module(f"companion.{paper}.reference")
     table = mod.REFERENCE[ref["table"]]
     rows = table
     for k, v in (ref.get("where") or {}).items():
         rows = rows[rows[k] == v]
     if len(rows) != 1:
-        raise ConfigError(f"{paper} reference {ref['table']} {ref.get('where')}: {len(rows)} rows match, need 1")
+        raise ConfigError(f"{paper} reference {ref['table']} {ref.get('where')}: "
+                          f"{len(rows)} rows match, need 1")
     row = rows.iloc[0]
     out = {"value": float(row[ref["column"]])}
     if ref.get("sd_column"):
@@ -257,7 +260,8 @@ def entries() -> dict[str, Entry]:
 def get(cid: str) -> Entry:
     reg = entries()
     if cid not in reg:
-        raise ConfigError(f"claim {cid!r} is not in the registry (src/companion/<paper>/claims/<chapter>.yml)")
+        raise ConfigError(f"claim {cid!r} is not in the registry "
+                          "(src/companion/<paper>/claims/<chapter>.yml)")
     return reg[cid]
 
 
@@ -295,7 +299,8 @@ def decide(entry: Entry, *, values=None, a=None, b=None, successes=None, trials=
                            f"needs n ≥ {entry.min_n}, has {iv.n}")
         if t == "matches":
             lo, hi = entry.target()
-            status = "pass" if lo <= iv.lo and iv.hi <= hi else ("fail" if iv.hi < lo or iv.lo > hi else "undecided")
+            status = ("pass" if lo <= iv.lo and iv.hi <= hi
+                      else ("fail" if iv.hi < lo or iv.lo > hi else "undecided"))
         else:
             status = _one_sided(iv, float(r["threshold"]), above=(t == "at_least"))
         return Verdict(status, iv.estimate, iv.lo, iv.hi, iv.n, iv.method)
@@ -328,4 +333,5 @@ def decide(entry: Entry, *, values=None, a=None, b=None, successes=None, trials=
         return Verdict("undecided", iv.estimate, iv.lo, iv.hi, iv.n, iv.method,
                        f"needs ≥ {entry.min_n} trials per rate, has {iv.n}")
     return Verdict(_directional(iv, DIRECTIONAL[t], r.get("min_effect")), iv.estimate, iv.lo, iv.hi, iv.n,
-                   iv.method, extra={"successes": list(map(int, successes)), "trials": list(map(int, trials))})
+                   iv.method,
+                   extra={"successes": list(map(int, successes)), "trials": list(map(int, trials))})

@@ -16,7 +16,8 @@ import math
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from . import chapters, claims as C, plotting  # noqa: F401  (plotting sets the theme)
+from . import chapters, plotting  # noqa: F401  (plotting sets the theme)
+from . import claims as C
 
 
 def _scaled(c: C.Claim) -> tuple[float, float, float, float | None, tuple[float, float]] | None:
@@ -32,7 +33,8 @@ def _scaled(c: C.Claim) -> tuple[float, float, float, float | None, tuple[float,
     elif c.target_lo is not None or c.target_hi is not None:  # one-sided: threshold at 0
         thr = c.target_lo if c.target_lo is not None else c.target_hi
         centre = thr
-        half = max(abs(c.estimate - thr), (hi - lo) / 2 if math.isfinite(hi - lo) else 0, abs(thr) * 0.05, 1e-3)
+        half = max(abs(c.estimate - thr), (hi - lo) / 2 if math.isfinite(hi - lo) else 0, abs(thr) * 0.05,
+                   1e-3)
         band = (0.0, math.inf) if c.target_lo is not None else (-math.inf, 0.0)
         paper = (c.reference - centre) / half if c.reference is not None else None
     else:  # a difference: 0 is no effect; the paper's direction is the band
@@ -142,7 +144,8 @@ def show(profile: str | None = None) -> None:
         plt.close(fig)
         frame = C.to_frame(group)
         display(HTML("<div class='companion-wide'>"
-                     + C.render_html(frame, ["chapter", "claim", "expected", "observed", "status"]) + "</div>"))
+                     + C.render_html(frame, ["chapter", "claim", "expected", "observed", "status"])
+                     + "</div>"))
     if missing:
         display(HTML("<p>No claims stored yet for: " + ", ".join(missing) + ".</p>"))
 
@@ -158,14 +161,16 @@ def show_criteria() -> None:
     reg = registry.entries()
     order = {c.id: i for i, c in enumerate(chapters.all_chapters())}
     for paper, title in chapters.PAPERS.items():
-        group = sorted((e for e in reg.values() if e.paper == paper), key=lambda e: (order.get(e.chapter, 999), e.id))
+        group = sorted((e for e in reg.values() if e.paper == paper),
+                       key=lambda e: (order.get(e.chapter, 999), e.id))
         parts = [f"<h2>{escape(title)}</h2><p>{len(group)} claims.</p>"]
         last = None
         for e in group:
             if e.chapter != last:
                 parts.append(f"<h3>{escape(e.chapter)}</h3>")
                 last = e.chapter
-            revs = "".join(f"<li>revised {escape(str(r['date']))}: {escape(str(r['why']))}</li>" for r in e.revisions)
+            revs = "".join(f"<li>revised {escape(str(r['date']))}: {escape(str(r['why']))}</li>"
+                           for r in e.revisions)
             extra = f"<li><b>Not decidable here:</b> {escape(e.undecidable)}</li>" if e.undecidable else ""
             parts.append(
                 f"<div class='companion-criterion'><p><code>{escape(e.id)}</code> ({escape(e.figure)}): "

@@ -3,7 +3,8 @@
 Modules (one concept each):
 
 - :mod:`.tasks`     tasks with a common :class:`~.tasks.Seq2SeqData` structure (one-to-one + variants)
-- :mod:`.models`    VED / AED / AO networks stacked over an ensemble axis; forward returns a :class:`~.models.Trace`
+- :mod:`.models`    VED / AED / AO networks stacked over an ensemble axis; forward returns a
+                    :class:`~.models.Trace`
 - :mod:`.train`     the paper's optimiser recipe, ensembles as one batched program, cached
 - :mod:`.decompose` temporal (mu), input-delta (chi) and residual (delta) components; the nine alignment terms
 - :mod:`.metrics`   M1-M9 of the reference note, accuracies

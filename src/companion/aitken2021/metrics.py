@@ -103,18 +103,21 @@ def term_fractions(terms: dict, alignment: torch.Tensor, trace: Trace, data: Seq
 
 
 def average_attention(trace: Trace) -> torch.Tensor:
-    """The average attention matrix ``(E, T, S)``: mean over samples, masked zeros included (as in the code)."""
+    """The average attention matrix ``(E, T, S)``: mean over samples, masked zeros included
+    (as in the code)."""
     return trace.attention.mean(1)
 
 
 def temporal_attention(enc: Components, dec: Components, trace: Trace) -> torch.Tensor:
-    """Attention from the temporal components alone: ``softmax_s(mu^E_s . mu^D_t)``, masked per sample ``(E,B,T,S)``."""
+    """Attention from the temporal components alone: ``softmax_s(mu^E_s . mu^D_t)``, masked per sample
+    ``(E,B,T,S)``."""
     a = torch.einsum("etn,esn->ets", dec.mu, enc.mu).unsqueeze(1)
     a = a.masked_fill(~trace.input_valid.unsqueeze(-2), MASK_SCORE)
     return torch.softmax(a, dim=-1)
 
 
-def attention_argmax_agreement(attention: torch.Tensor, expected: torch.Tensor, data: Seq2SeqData) -> torch.Tensor:
+def attention_argmax_agreement(attention: torch.Tensor, expected: torch.Tensor,
+                               data: Seq2SeqData) -> torch.Tensor:
     """Fraction of valid decoder rows whose attention argmax is the expected source position ``(E,)``.
 
     ``expected`` ``(..., B, T)``: the input position a correct alignment attends to
@@ -191,7 +194,8 @@ def aam_approximation(model: Seq2Seq, trace: Trace, data: Seq2SeqData, enc: Comp
 
 
 def word_variance(comp: Components, tokens: torch.Tensor, n_words: int, exclude: int | None = None) -> dict:
-    """M3: per word, the summed variance of its states before (``full``) and after (``no_temporal``) removing mu.
+    """M3: per word, the summed variance of its states before (``full``) and after (``no_temporal``)
+    removing mu.
 
     ``tokens`` ``(..., B, L)`` groups the states (encoder: input words; decoder:
     target labels); ``exclude`` (the pad id) is left out. Returns ``full`` and
@@ -242,7 +246,8 @@ def readout_match(angle: torch.Tensor, pairs: list[tuple[int, int]]) -> torch.Te
 
 def readout_angles_on_off(angle: torch.Tensor, pairs: list[tuple[int, int]]) -> dict:
     """Per member, the mean angle between chi^E of each input word and the readout row of its
-    translation (``on``) and the mean angle to the rows of the other words' translations (``off``), ``(E,)``."""
+    translation (``on``) and the mean angle to the rows of the other words' translations (``off``),
+    ``(E,)``."""
     outs = [o for _, o in pairs]
     on = torch.stack([angle[:, o, i] for i, o in pairs], -1).mean(-1)
     off = torch.stack([angle[:, o2, i] for i, o in pairs for o2 in outs if o2 != o], -1).mean(-1)
@@ -306,7 +311,8 @@ def norm_ratio(comp: Components) -> torch.Tensor:
 
 
 def null_input_comparison(comp: Components, null_states: torch.Tensor) -> dict:
-    """M9: ``||mu_t - h_null_t|| / ||mu_t||`` and the angle (degrees), per step ``(E, L)`` and averaged ``(E,)``.
+    """M9: ``||mu_t - h_null_t|| / ||mu_t||`` and the angle (degrees), per step ``(E, L)`` and averaged
+    ``(E,)``.
 
     ``null_states`` ``(E, L, n)``: the states driven by the all-zero input
     (:meth:`Seq2Seq.null_input_states`). Steps without valid samples are skipped.
@@ -318,11 +324,13 @@ def null_input_comparison(comp: Components, null_states: torch.Tensor) -> dict:
     has = comp.valid.any(1)
     rel = rel.masked_fill(~has, math.nan)
     ang = ang.masked_fill(~has, math.nan)
-    return {"relative": rel, "angle": ang, "relative_mean": torch.nanmean(rel, -1), "angle_mean": torch.nanmean(ang, -1)}
+    return {"relative": rel, "angle": ang, "relative_mean": torch.nanmean(rel, -1),
+            "angle_mean": torch.nanmean(ang, -1)}
 
 
 def explained_variance(comp: Components) -> torch.Tensor:
-    """Share of the valid states' variance captured by ``mu + chi``: ``1 - sum||delta||^2 / sum||h - mean h||^2`` ``(E,)``."""
+    """Share of the valid states' variance captured by ``mu + chi``:
+    ``1 - sum||delta||^2 / sum||h - mean h||^2`` ``(E,)``."""
     w = comp.valid.to(comp.states.dtype).unsqueeze(-1)
     n = w.sum((1, 2))
     mean = (comp.states * w).sum((1, 2)) / n

@@ -28,7 +28,6 @@ Extension points (for learned embeddings, QKV / multi-head attention):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 
@@ -106,7 +105,7 @@ class ModelConfig:
         return d
 
     @classmethod
-    def from_dict(cls, d: dict) -> "ModelConfig":
+    def from_dict(cls, d: dict) -> ModelConfig:
         names = {f.name for f in fields(cls)}
         kw = {k: v for k, v in d.items() if k in names}
         for k in ("embedding_options", "attention_options"):
@@ -146,7 +145,7 @@ class Trace:
     mode: str = "greedy"
     extras: dict = field(default_factory=dict)
 
-    def detach(self) -> "Trace":
+    def detach(self) -> Trace:
         kw = {}
         for f in fields(self):
             v = getattr(self, f.name)
@@ -380,7 +379,8 @@ class Seq2Seq(nn.Module):
         x = self.embed_in(inputs)
         return self.encode_embedded(x, in_index)
 
-    def encode_embedded(self, x: torch.Tensor, in_index: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    def encode_embedded(self, x: torch.Tensor,
+                        in_index: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
         """As :meth:`encode` from embedded inputs ``(E, B, S, d)``; ``in_index=None``: no freezing."""
         E, B, S, _ = x.shape
         if self.pe is not None:
@@ -442,7 +442,8 @@ class Seq2Seq(nn.Module):
             alignment, attention, context = self.attn(enc, dec, valid)
         logits = self.readout_logits(dec, context)
         dec_in = torch.cat([torch.full((E, B, 1), -1, dtype=torch.long), targets[..., :-1]], dim=2)
-        return Trace(enc, dec, attention, alignment, context, logits, logits.argmax(-1), dec_in, valid, "teacher")
+        return Trace(enc, dec, attention, alignment, context, logits, logits.argmax(-1), dec_in, valid,
+                     "teacher")
 
     def _forward_greedy(self, enc, final, valid, T, start, pe_dec) -> Trace:
         E, B = enc.shape[:2]
@@ -507,7 +508,7 @@ class Seq2Seq(nn.Module):
             dec = self.decoder.step_from_zero(xproj)
         return enc[:, 0], dec[:, 0]
 
-    def member(self, e: int) -> "Seq2Seq":
+    def member(self, e: int) -> Seq2Seq:
         """A one-member copy of member ``e`` (same weights)."""
         m = Seq2Seq(self.config, [self.seeds[e]])
         m.load_state_dict({k: v[e : e + 1].clone() for k, v in self.state_dict().items()})

@@ -8,7 +8,6 @@ chapters are reconstructed (the paper's layouts are not known).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 
 import matplotlib.pyplot as plt
@@ -79,7 +78,8 @@ def p_att(a: Analysis, member: int = 0, sample: int = 0) -> plt.Figure:
     axes = np.asarray(axes).ravel()
     ins, outs, L_in, L_out = _sample_tokens(a, sample)
     att = _np(a.trace.attention[member, sample, : L_out + 1, : L_in + 1]).T
-    sns.heatmap(att, ax=axes[0], cmap="Blues", vmin=0, vmax=1, cbar=False, xticklabels=outs, yticklabels=ins, square=True)
+    sns.heatmap(att, ax=axes[0], cmap="Blues", vmin=0, vmax=1, cbar=False, xticklabels=outs, yticklabels=ins,
+                square=True)
     axes[0].set_title(f"{a.arch}: sample {sample}")
     axes[0].set_xlabel("decoder step t (target word)")
     axes[0].set_ylabel("encoder step s (input word)")
@@ -108,11 +108,13 @@ def p_temp(a: Analysis, member: int = 0, pcs: tuple[int, int] = (0, 1)) -> plt.F
     for mu, name in ((mu_e, "encoder"), (mu_d, "decoder")):
         z = (mu - mean) @ V.T
         x, y = z[:, pcs[0]], z[:, pcs[1]]
-        ax.plot(x, y, "-o", color=COLORS[name], ms=3, lw=1.5, label=f"{name} $\\mu_{{{'s' if name == 'encoder' else 't'}}}$")
+        ax.plot(x, y, "-o", color=COLORS[name], ms=3, lw=1.5,
+                label=f"{name} $\\mu_{{{'s' if name == 'encoder' else 't'}}}$")
         ax.plot(x[0], y[0], "s", color=COLORS[name], ms=8)
         ax.plot(x[-1], y[-1], "*", color=COLORS[name], ms=13)
         for k in range(0, len(x), 5):
-            ax.annotate(str(k), (x[k], y[k]), fontsize=7, color=COLORS[name], xytext=(3, 3), textcoords="offset points")
+            ax.annotate(str(k), (x[k], y[k]), fontsize=7, color=COLORS[name], xytext=(3, 3),
+                        textcoords="offset points")
     ax.set_xlabel(f"PC{pcs[0]}")
     ax.set_ylabel(f"PC{pcs[1]}")
     ax.set_title(f"{a.arch}: temporal components (square: first step, star: last)")
@@ -144,7 +146,8 @@ def p_tt(a: Analysis, member: int = 0) -> plt.Figure:
 # --------------------------------------------------------------------------- P-inp
 
 
-def p_inp(a: Analysis, member: int = 0, max_points: int = 3000, readout_scale: float | None = None) -> plt.Figure:
+def p_inp(a: Analysis, member: int = 0, max_points: int = 3000,
+          readout_scale: float | None = None) -> plt.Figure:
     """P-inp: input-delta view, ``h - mu`` of every valid state in the PCA space of all of them.
 
     Encoder states (light, o) coloured by input word; decoder states (dark, x)
@@ -174,10 +177,12 @@ def p_inp(a: Analysis, member: int = 0, max_points: int = 3000, readout_scale: f
     if a.model.config.arch != "VED":
         R = _np(a.model.context_readout_rows()[member])
         Rz = R @ V.T
-        scale = readout_scale or (np.abs((Xe - mean) @ V.T).max() / max(np.linalg.norm(Rz, axis=1).max(), 1e-9))
+        scale = readout_scale or (np.abs((Xe - mean) @ V.T).max()
+                                  / max(np.linalg.norm(Rz, axis=1).max(), 1e-9))
         for y, name in enumerate(a.data.out_vocab.tokens):
             ax.plot([0, Rz[y, 0] * scale], [0, Rz[y, 1] * scale], color=COLORS["readout"], lw=2)
-            ax.annotate(f"w[{name}]", (Rz[y, 0] * scale, Rz[y, 1] * scale), color=COLORS["readout"], fontsize=8)
+            ax.annotate(f"w[{name}]", (Rz[y, 0] * scale, Rz[y, 1] * scale), color=COLORS["readout"],
+                        fontsize=8)
     ax.set_xlabel("PC0 of $h-\\mu$")
     ax.set_ylabel("PC1 of $h-\\mu$")
     ax.set_title(f"{a.arch}: input-delta components and readout rows (green)")
@@ -189,7 +194,8 @@ def p_inp(a: Analysis, member: int = 0, max_points: int = 3000, readout_scale: f
 
 
 def p_ro(a: Analysis) -> plt.Figure:
-    """P-ro: angle between context readout rows (output words) and encoder chi (input words), mean over members."""
+    """P-ro: angle between context readout rows (output words) and encoder chi (input words),
+    mean over members."""
     ang = a.readout_alignment["angle"]
     fig, ax = plotting.new_figure(width=4.4, height=3.6)
     sns.heatmap(_np(ang.mean(0)), ax=ax, cmap="viridis_r", vmin=0, vmax=120, annot=True, fmt=".0f",
@@ -214,7 +220,8 @@ def p_terms(analyses: Mapping[str, Analysis]) -> plt.Figure:
         m = _np(a.term_fractions["mean"])
         mu, sd = m.mean(0), (m.std(0, ddof=1) if m.shape[0] > 1 else np.zeros(m.shape[1]))
         ax.bar(x + (j - (n - 1) / 2) * width, mu, width, yerr=sd, label=label, capsize=2,
-               color=ARCH_COLORS.get(a.arch, WORD_COLORS[j]) if len({b.arch for b in analyses.values()}) == n else WORD_COLORS[j])
+               color=(ARCH_COLORS.get(a.arch, WORD_COLORS[j])
+                      if len({b.arch for b in analyses.values()}) == n else WORD_COLORS[j]))
     ax.set_xticks(x, [t.replace("_", "·") for t in TERM_NAMES], rotation=30)
     ax.set_ylabel("fraction of |alignment|")
     ax.set_title("alignment breakdown (encoder part · decoder part)")
@@ -295,7 +302,8 @@ def p_ved(a: Analysis, member: int = 0, n_traj: int = 3, max_points: int = 2000)
 
 
 def p_norm(analyses: Mapping[str, Analysis]) -> plt.Figure:
-    """P-norm: M8 norm ratio ||mu|| / ||h - mu|| and M9 ||mu - h(null input)|| / ||mu||, encoder and decoder."""
+    """P-norm: M8 norm ratio ||mu|| / ||h - mu|| and M9 ||mu - h(null input)|| / ||mu||,
+    encoder and decoder."""
     fig, axes = plotting.new_figure(1, 2, width=4.0, height=3.2)
     axes = np.asarray(axes).ravel()
     labels = list(analyses)
@@ -305,8 +313,10 @@ def p_norm(analyses: Mapping[str, Analysis]) -> plt.Figure:
         nr = [mean_sd(analyses[k].norm_ratio[side]) for k in labels]
         nu = [mean_sd(analyses[k].null_input[side]["relative_mean"]) for k in labels]
         off = (j - 0.5) * 0.38
-        axes[0].bar(x + off, [m for m, _ in nr], 0.38, yerr=[s for _, s in nr], color=col, label=side, capsize=2)
-        axes[1].bar(x + off, [m for m, _ in nu], 0.38, yerr=[s for _, s in nu], color=col, label=side, capsize=2)
+        axes[0].bar(x + off, [m for m, _ in nr], 0.38, yerr=[s for _, s in nr], color=col, label=side,
+                    capsize=2)
+        axes[1].bar(x + off, [m for m, _ in nu], 0.38, yerr=[s for _, s in nu], color=col, label=side,
+                    capsize=2)
     axes[0].set_title(r"norm ratio $\|\mu\| / \|h-\mu\|$")
     axes[1].set_title(r"null input $\|\mu - h_{null}\| / \|\mu\|$")
     for ax in axes:
@@ -319,7 +329,8 @@ def p_norm(analyses: Mapping[str, Analysis]) -> plt.Figure:
 
 
 def _box(ax, xy, w, h, color, text, fontsize=8):
-    ax.add_patch(FancyBboxPatch(xy, w, h, boxstyle="round,pad=0.02,rounding_size=0.08", fc=color, ec="k", lw=0.8, alpha=0.9))
+    ax.add_patch(FancyBboxPatch(xy, w, h, boxstyle="round,pad=0.02,rounding_size=0.08", fc=color, ec="k",
+                                lw=0.8, alpha=0.9))
     ax.text(xy[0] + w / 2, xy[1] + h / 2, text, ha="center", va="center", fontsize=fontsize, color="white")
 
 
@@ -364,7 +375,7 @@ def p_arch(n_steps: int = 3) -> plt.Figure:
                 _arrow(ax, (x + bw / 2, 1.5 + bh), (x + bw / 2, 2.25), "k", lw=0.6)  # query
             if arch == "AED":  # AED's readout also reads the decoder state directly
                 _arrow(ax, (x + bw - 0.05, 1.5 + bh), (x + bw - 0.05, 3.0), "k", lw=0.8, rad=-0.35)
-            ax.text(x + bw / 2, 1.05, r"$\hat y_{%d}$" % k, ha="center", fontsize=7)
+            ax.text(x + bw / 2, 1.05, rf"$\hat y_{{{k:d}}}$", ha="center", fontsize=7)
             _arrow(ax, (x + bw / 2, 1.2), (x + bw / 2, 1.48), "k", lw=0.8)
             if arch == "AO":
                 ax.add_patch(Circle((x + bw / 2 + 0.25, 1.3), 0.08, color=COLORS["pe"]))
@@ -375,10 +386,12 @@ def p_arch(n_steps: int = 3) -> plt.Figure:
                                             fc=COLORS["attention"], ec="k", lw=0.6))
                 ax.text(x + bw / 2, 2.45, "attn", ha="center", va="center", fontsize=6)
                 for xe in xs_e:
-                    _arrow(ax, (xe + bw / 2, 0.6 + bh), (x + bw / 2, 2.25), COLORS["attention"], lw=0.5, style="-", rad=-0.1)
+                    _arrow(ax, (xe + bw / 2, 0.6 + bh), (x + bw / 2, 2.25), COLORS["attention"], lw=0.5,
+                           style="-", rad=-0.1)
         if arch != "AO":
             _arrow(ax, (xs_e[-1] + bw, 0.6 + bh / 2), (xs_d[0], 1.5 + bh / 2), COLORS["recurrence"], lw=1.6)
-    fig.suptitle("encoder orange, decoder purple, readout green; recurrence blue, attention gold; PE grey", fontsize=9)
+    fig.suptitle("encoder orange, decoder purple, readout green; recurrence blue, attention gold; PE grey",
+                 fontsize=9)
     return fig
 
 

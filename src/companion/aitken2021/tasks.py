@@ -80,7 +80,7 @@ class Seq2SeqData:
     def __len__(self) -> int:
         return self.inputs.shape[-2]
 
-    def index_select(self, idx: torch.Tensor) -> "Seq2SeqData":
+    def index_select(self, idx: torch.Tensor) -> Seq2SeqData:
         """Rows ``idx`` along the sample axis (the axis before the sequence axis)."""
         def sel(t: torch.Tensor, seq: bool) -> torch.Tensor:
             return t.index_select(t.dim() - (2 if seq else 1), idx)
@@ -183,7 +183,8 @@ class OneToOne(Task):
             prev0 = torch.zeros_like(valid)
             prev0[:, 1:] = (words[:, 1:] == 0) & (words[:, :-1] == 0)
             out = torch.where(prev0, torch.full_like(out, self.out_vocab.index("O0P")), out)
-        expected = torch.where(valid | (pos == lengths[:, None]), pos.expand(n, S), torch.full_like(words, -1))
+        expected = torch.where(valid | (pos == lengths[:, None]), pos.expand(n, S),
+                               torch.full_like(words, -1))
         if self.reverse:
             rev = (lengths[:, None] - 1 - pos).clamp(min=0)
             out = torch.gather(out, 1, rev)

@@ -105,7 +105,8 @@ def _batches(task: Task, seeds: Sequence[int], cfg: TrainConfig):
         full = stack_members(datas)
         for epoch in range(cfg.epochs_per_dataset):
             perms = torch.stack(
-                [torch.randperm(n, generator=torch.Generator().manual_seed(derive_seed(s, "perm", block, epoch))) for s in seeds]
+                [torch.randperm(n, generator=torch.Generator().manual_seed(
+                    derive_seed(s, "perm", block, epoch))) for s in seeds]
             )
             for b in range(cfg.dataset_batches):
                 if step >= cfg.steps:

@@ -207,6 +207,6 @@ def load(name: str, data_seed: int = 0) -> MosaicData:
 def subset(d: MosaicData, n_train: int, n_test: int | None = None) -> MosaicData:
     """The first ``n_train`` / ``n_test`` mosaics (for fast tests and smoke runs)."""
     n_test = n_train if n_test is None else n_test
-    return MosaicData(d.name, d.x_train[:n_train], d.y_train[:n_train], d.fore_train[:n_train], d.x_test[:n_test],
-                      d.y_test[:n_test], d.fore_test[:n_test], d.base_x, d.base_y, d.n_classes, d.fg_classes,
-                      d.bg_classes)
+    return MosaicData(d.name, d.x_train[:n_train], d.y_train[:n_train], d.fore_train[:n_train],
+                      d.x_test[:n_test], d.y_test[:n_test], d.fore_test[:n_test], d.base_x, d.base_y,
+                      d.n_classes, d.fg_classes, d.bg_classes)

@@ -17,8 +17,9 @@ same pre-activation (the first l layers are shared by the two networks).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import torch
 from torch import nn
@@ -48,7 +49,7 @@ class ArchSpec:
     def feature_dim(self) -> int:
         return self.d_in if self.layer == 0 else self.focus_hidden[self.layer - 1]
 
-    def with_(self, **kw) -> "ArchSpec":
+    def with_(self, **kw) -> ArchSpec:
         return replace(self, **kw)
 
     def describe(self) -> dict:
@@ -71,8 +72,8 @@ ARCHS = {
     # step, one torch.manual_seed per run (the classification net continues the same random stream)
     "A_1-random-focus": ArchSpec("A_1-random-focus", 2, (50, 50), (50,), 3, focus_bias=False, init="xavier",
                                  reseed_cls=False),
-    "A_2_2-random-focus": ArchSpec("A_2_2-random-focus", 5, (6, 12), (6, 12), 3, focus_bias=False, init="xavier",
-                                   reseed_cls=False),
+    "A_2_2-random-focus": ArchSpec("A_2_2-random-focus", 5, (6, 12), (6, 12), 3, focus_bias=False,
+                                   init="xavier", reseed_cls=False),
     # the earlier (ECML) variant: biases everywhere, default init, no functionally-zero trick
     "D1-ecml": ArchSpec("D1-ecml", 2, (50, 50), (50,), 3),
     "D2-ecml": ArchSpec("D2-ecml", 5, (6, 12), (6, 12), 3),
@@ -223,7 +224,7 @@ class Ensemble:
     def state(self) -> dict:
         return {k: p.detach().clone() for k, p in self.params.items()}
 
-    def load_state(self, state: dict) -> "Ensemble":
+    def load_state(self, state: dict) -> Ensemble:
         with torch.no_grad():
             for k, p in self.params.items():
                 p.copy_(state[k])
@@ -274,7 +275,8 @@ class Ensemble:
             sd = {}
             for li, lin in enumerate(net.layers):
                 out_f, in_f = lin.weight.shape
-                sd[f"layers.{li}.weight"] = self.params[f"{prefix}.{li}.weight"][e, :in_f, :out_f].detach().T.clone()
+                sd[f"layers.{li}.weight"] = (
+                    self.params[f"{prefix}.{li}.weight"][e, :in_f, :out_f].detach().T.clone())
                 if lin.bias is not None:
                     sd[f"layers.{li}.bias"] = self.params[f"{prefix}.{li}.bias"][e, :out_f].detach().clone()
             net.load_state_dict(sd)

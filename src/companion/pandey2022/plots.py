@@ -8,7 +8,6 @@ dashed), FTPF (grey solid), FFPF (grey dashed) in % against epochs.
 """
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 import torch
@@ -55,7 +54,8 @@ def scatter_data(ax, data, per_class=None, marker="o", s=8):
 def category_curves(ax, epochs, curves: dict, member: int = 0, title=None):
     for cat in CATEGORIES:
         col, ls = CAT_STYLE[cat]
-        ax.plot(np.asarray(epochs), curves[cat][member].numpy(), color=col, ls=ls, lw=2.5, label=CAT_LABEL[cat])
+        ax.plot(np.asarray(epochs), curves[cat][member].numpy(), color=col, ls=ls, lw=2.5,
+                label=CAT_LABEL[cat])
     ax.set_xlabel("epoch")
     ax.set_ylabel("% of mosaics")
     ax.set_ylim(-3, 103)
@@ -144,7 +144,8 @@ def table_heatmap(frame, value: str, row: str, col: str, title=None, fmt=".1f", 
     """Heatmap of ``value`` averaged over a long-format table's rows (one cell per (row, col))."""
     pivot = frame.pivot_table(index=row, columns=col, values=value, aggfunc="mean")
     if ax is None:
-        fig, ax = new_figure(1, 1, width=max(3.5, 1.1 * pivot.shape[1] + 1.5), height=max(2.5, 0.6 * pivot.shape[0] + 1))
+        fig, ax = new_figure(1, 1, width=max(3.5, 1.1 * pivot.shape[1] + 1.5),
+                             height=max(2.5, 0.6 * pivot.shape[0] + 1))
     else:
         fig = ax.figure
     sns.heatmap(pivot, annot=True, fmt=fmt, cmap=cmap, vmin=vmin, vmax=vmax, ax=ax, cbar=False)
@@ -209,7 +210,8 @@ def trend_lines(frame, x: str, y: str, hue: str, title=None, ylabel=None):
         st = g.groupby(x, sort=False)[y].agg(["mean", "std"]).reindex([v for v in xs if v in set(g[x])])
         px = [pos[v] + off for v in st.index]
         col = PALETTE[j % len(PALETTE)]
-        ax.errorbar(px, st["mean"], yerr=st["std"].fillna(0), marker="o", capsize=3, color=col, label=f"{hue} {h}")
+        ax.errorbar(px, st["mean"], yerr=st["std"].fillna(0), marker="o", capsize=3, color=col,
+                    label=f"{hue} {h}")
         ax.scatter([pos[v] + off for v in g[x]], g[y], s=10, color=col, alpha=0.35)
     ax.set_xticks(range(len(xs)), [str(v) for v in xs])
     ax.set_xlabel(x)
@@ -228,9 +230,11 @@ def architecture_schematic():
     ax.set_ylim(0, 5)
     box = dict(boxstyle="round,pad=0.3", fc="white", ec="black")
     for j, yv in enumerate(np.linspace(4.4, 0.6, 5)):
-        lab = "$x_J$ (foreground)" if j == 2 else ("$\\vdots$" if j == 3 else f"$x_{{{j + 1 if j < 3 else 9}}}$")
+        lab = ("$x_J$ (foreground)" if j == 2
+               else ("$\\vdots$" if j == 3 else f"$x_{{{j + 1 if j < 3 else 9}}}$"))
         fc = "#fde0b6" if j == 2 else "#e8e8e8"
-        ax.text(0.7, yv, lab, ha="center", va="center", bbox=dict(boxstyle="round", fc=fc, ec="grey"), fontsize=9)
+        ax.text(0.7, yv, lab, ha="center", va="center", bbox=dict(boxstyle="round", fc=fc, ec="grey"),
+                fontsize=9)
         ax.annotate("", xy=(2.2, yv), xytext=(1.45, yv), arrowprops=dict(arrowstyle="->"))
     ax.text(2.9, 2.5, "focus_net f\n(shared weights,\napplied to each\nsegment)", ha="center", va="center",
             bbox=dict(boxstyle="round,pad=0.5", fc="#cfe2f3", ec="black"), fontsize=9)
@@ -238,15 +242,18 @@ def architecture_schematic():
     ax.text(5.1, 3.4, "scores $f(x_j)$\n$\\to$ alpha = softmax /\nsparsemax / spherical", ha="center",
             va="center", bbox=box, fontsize=8)
     ax.annotate("", xy=(4.5, 1.6), xytext=(3.7, 2.0), arrowprops=dict(arrowstyle="->"))
-    ax.text(5.1, 1.5, "features $\\phi_\\ell(x_j)$\n$\\ell=0$: $x_j$;  $\\ell\\geq1$:\ntanh(layer $\\ell$ of f)",
+    ax.text(5.1, 1.5, "features $\\phi_\\ell(x_j)$\n$\\ell=0$: $x_j$;  "
+            "$\\ell\\geq1$:\ntanh(layer $\\ell$ of f)",
             ha="center", va="center", bbox=box, fontsize=8)
     ax.annotate("", xy=(6.5, 2.5), xytext=(5.9, 3.2), arrowprops=dict(arrowstyle="->"))
     ax.annotate("", xy=(6.5, 2.5), xytext=(5.9, 1.7), arrowprops=dict(arrowstyle="->"))
-    ax.text(7.0, 2.5, "$z=\\sum_j \\alpha_j\\,\\phi_\\ell(x_j)$", ha="center", va="center", bbox=box, fontsize=9)
+    ax.text(7.0, 2.5, "$z=\\sum_j \\alpha_j\\,\\phi_\\ell(x_j)$", ha="center", va="center", bbox=box,
+            fontsize=9)
     ax.annotate("", xy=(8.0, 2.5), xytext=(7.75, 2.5), arrowprops=dict(arrowstyle="->"))
     ax.text(8.9, 2.5, "classification_net g\n$\\hat y=\\arg\\max g(z)$", ha="center", va="center",
             bbox=dict(boxstyle="round,pad=0.5", fc="#d9ead3", ec="black"), fontsize=9)
-    ax.text(5.0, 0.1, "interpretable on x  $\\Leftrightarrow$  $\\arg\\max_j \\alpha_j = J$ (the foreground index)",
+    ax.text(5.0, 0.1, "interpretable on x  $\\Leftrightarrow$  "
+            "$\\arg\\max_j \\alpha_j = J$ (the foreground index)",
             ha="center", fontsize=9, style="italic")
     return fig
 

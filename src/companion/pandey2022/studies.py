@@ -30,7 +30,8 @@ _K_GRIDS = {"T-D1": "T-D1", "T-D2a": "T-D2a", "T-D2b": "T-D2b"}
 
 def parse_list(text, cast=float) -> list:
     """'a,b,c' -> [cast(a), cast(b), cast(c)]; raises ValueError with a one-line message."""
-    items = list(text) if isinstance(text, (list, tuple)) else [t.strip() for t in str(text).split(",") if t.strip()]
+    items = (list(text) if isinstance(text, (list, tuple))
+             else [t.strip() for t in str(text).split(",") if t.strip()])
     try:
         out = [cast(t) for t in items]
     except ValueError:
