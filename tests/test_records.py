@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from companion import claims, records, registry
 
 
@@ -55,3 +57,22 @@ def test_record_then_verify_a_small_chapter(tmp_path, monkeypatch):
     path.write_text(json.dumps(rec))
     ok, diffs = records.verify(chapter, "smoke")
     assert not ok and diffs
+
+
+def test_budget_ratio_range(monkeypatch):
+    from companion import config
+
+    schema = {
+        "n_seeds": config.Param("n_seeds", "int", {"quick": 5, "paper": 10}),
+        "epochs": config.Param("epochs", "int", {"quick": 300, "paper": 2000}),
+        "seed": config.Param("seed", "int", 0),
+        "n_analysis": config.Param("n_analysis", "int", {"quick": 100, "paper": 1000}),
+        "layers": config.Param("layers", "str", {"quick": "zeroth", "paper": "zeroth,first,second"},
+                               items=("zeroth", "first", "second")),
+    }
+    monkeypatch.setattr(config, "schema", lambda ch: schema)
+    lo, hi, factors = records.budget_ratio("demo")
+    assert lo == pytest.approx(2000 / 300) and hi == pytest.approx(2 * 2000 / 300 * 3)
+    assert len(factors) == 3  # seeds, epochs, layers; not the showcased seed nor the analysis size
+    est = records.estimate_costs({"demo": 60.0})
+    assert est["chapters"]["demo"]["paper_s_high"] == pytest.approx(60 * hi, abs=0.1)

@@ -20,7 +20,10 @@ from . import chapters, claims, config, parallel, runner
 
 def _list(args) -> int:
     profile = config.active_profile(args.profile)
+    from . import records
+
     timings = parallel.load_timings(parallel.cache_timings_file())
+    costs = records.load_costs().get("chapters", {})
     rows = []
     for ch in chapters.all_chapters():
         try:
@@ -39,6 +42,9 @@ def _list(args) -> int:
                 "allowed": {n: p.allowed() for n, p in schema.items()},
                 # Last measured execution in a book build, per profile, in seconds.
                 "seconds": {prof: t[ch.id] for prof, t in sorted(timings.items()) if ch.id in t},
+                # The papers' budget, extrapolated from a measured quick run (results/cost.json).
+                "paper_estimate_s": ([costs[ch.id]["paper_s_low"], costs[ch.id]["paper_s_high"]]
+                                     if ch.id in costs else None),
             }
         )
     if args.json:
@@ -48,6 +54,9 @@ def _list(args) -> int:
     for r in rows:
         last = "  ".join(f"{p} {s:.0f} s" for p, s in r["seconds"].items())
         last = f"   [last run: {last}]" if last else ""
+        if r["paper_estimate_s"]:
+            lo, hi = (x / 3600 for x in r["paper_estimate_s"])
+            last += f"   [paper, extrapolated: {lo:.1f}-{hi:.1f} h on one core]"
         print(f"\n{r['id']:<16} {r['paper']}  {r['figure']}: {r['title']}{last}")
         for name, default in r["parameters"].items():
             print(f"    {name:<14} = {default!r:<12} {r['allowed'][name]:<28} {r['help'][name]}")

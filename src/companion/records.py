@@ -189,3 +189,66 @@ def verify(chapter: str, profile: str = "paper") -> tuple[bool, list[str]]:
         _, found = runner.run(chapter, rec.get("overrides", {}), rec["profile"], tmp)
     diffs = compare(recorded_claims(rec), found)
     return not diffs, diffs
+
+
+# ---- cost of the papers' budgets ------------------------------------------------------------------
+
+COST_FILE = "cost.json"
+
+
+def budget_ratio(chapter: str, to: str = "paper", base: str = "quick") -> tuple[float, float, list[str]]:
+    """How much more work ``to`` asks than ``base``, as a range.
+
+    Each budget parameter (seeds, steps, epochs, training-set size, the number of items in list
+    parameters such as layers or entropy weights) that differs gives a factor. If every factor scales
+    the same training runs, the cost grows by their product (the upper end); if each scales a
+    separate part of the chapter, by about the largest one (the lower end). Epoch caps count in full,
+    so chapters that stop early cost less. Returns (lower, upper, the factors)."""
+    lower, upper, factors = 1.0, 1.0, []
+    for name, p in config.schema(chapter).items():
+        a, b = p.default_for(base), p.default_for(to)
+        if a == b or "analysis" in name or name == "n_test":  # evaluation sizes: cheap next to training
+            continue
+        if _is_budget(name) and isinstance(a, (int, float)) and isinstance(b, (int, float)) and a > 0:
+            r = float(b) / float(a)
+        elif p.items is not None and isinstance(a, str) and isinstance(b, str) and "paper" not in (a, b):
+            r = len(b.split(",")) / max(1, len(a.split(",")))
+        else:
+            continue
+        if r > 1.0:
+            lower, upper = max(lower, r), upper * r
+            factors.append(f"{name} {a}→{b}")
+    return lower, upper, factors
+
+
+def estimate_costs(quick_seconds: dict[str, float], workers: int = 2) -> dict:
+    """Extrapolated ``paper`` cost per chapter (seconds on one core) from measured ``quick`` times."""
+    rows = {}
+    for ch, sec in sorted(quick_seconds.items()):
+        try:
+            lo, hi, factors = budget_ratio(ch)
+        except config.ConfigError:
+            continue
+        rows[ch] = {"quick_s": round(sec, 1), "factors": factors,
+                    "paper_s_low": round(sec * lo, 1), "paper_s_high": round(sec * hi, 1)}
+    low = sum(r["paper_s_low"] for r in rows.values()) / 3600
+    high = sum(r["paper_s_high"] for r in rows.values()) / 3600
+    return {"method": "each chapter's quick wall time, measured in a cold parallel build, times its budget "
+                      "ratios paper/quick: the largest single ratio (low) and their product (high); an "
+                      "extrapolation, not a measurement",
+            "chapters": rows, "total_core_hours": [round(low, 1), round(high, 1)],
+            "hours_on_workers": {str(w): [round(low / w, 1), round(high / w, 1)] for w in (2, 8, 32)}}
+
+
+def write_costs(quick_seconds: dict[str, float]) -> Path:
+    data = estimate_costs(quick_seconds)
+    data.update({"commit": commit(), "date": datetime.now(UTC).isoformat(timespec="seconds"),
+                 "machine": machine()})
+    path = paths.repo_root() / "results" / COST_FILE
+    _write(path, data)
+    return path
+
+
+def load_costs() -> dict:
+    path = paths.repo_root() / "results" / COST_FILE
+    return json.loads(path.read_text()) if path.is_file() else {}
