@@ -89,8 +89,8 @@ def layer_k_grid(table: str, dataset: str, arch_name: str, layers: str, ks: str,
     return runs, summ, cmp
 
 
-def max_alpha_split(res: dict, split: str = "train") -> dict:
-    """Largest attention weight of every mosaic of every run, split into FTPT and FFPT points."""
+def _traced(res: dict, split: str):
+    """The trained runs' forward trace on one split, with its labels and foreground positions."""
     d = data_mod.load(res["config"]["dataset"], res["config"]["data_seed"] or 0)
     ens = T.ensemble_of(res)
     x = (d.x_train if split == "train" else d.x_test).to(ens.dtype)
@@ -98,18 +98,18 @@ def max_alpha_split(res: dict, split: str = "train") -> dict:
     fore = d.fore_train if split == "train" else d.fore_test
     with torch.no_grad():
         tr = ens(x, res["config"]["normaliser"])
+    return tr, y, fore
+
+
+def max_alpha_split(res: dict, split: str = "train") -> dict:
+    """Largest attention weight of every mosaic of every run, split into FTPT and FFPT points."""
+    tr, y, fore = _traced(res, split)
     return met.max_alpha_split(tr.alpha, tr.logits, y, fore)
 
 
 def max_alpha_by_run(res: dict, split: str = "train") -> pd.DataFrame:
     """Per run: mean largest attention weight over its FTPT and over its FFPT mosaics (NaN if none)."""
-    d = data_mod.load(res["config"]["dataset"], res["config"]["data_seed"] or 0)
-    ens = T.ensemble_of(res)
-    x = (d.x_train if split == "train" else d.x_test).to(ens.dtype)
-    y = d.y_train if split == "train" else d.y_test
-    fore = d.fore_train if split == "train" else d.fore_test
-    with torch.no_grad():
-        tr = ens(x, res["config"]["normaliser"])
+    tr, y, fore = _traced(res, split)
     rows = []
     for e, seed in enumerate(res["members"]["seed"]):
         parts = met.max_alpha_split(tr.alpha[e], tr.logits[e], y, fore)
