@@ -57,3 +57,21 @@ def test_render_links_cards_counts_and_placeholder():
     assert "no figure in this build" in html and "no claims recorded" in html
     assert "Two &lt;b&gt;" in html and "Paper B" not in html
     assert "grid-template-columns" in html
+
+
+def test_image_from_the_execution_cache(tmp_path):
+    """Chapters executed by the parallel stage are served from jupyter-cache: their figures live there."""
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    src = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("plot()", metadata={"tags": ["gallery"]})])
+    path = tmp_path / "chapter.ipynb"
+    nbformat.write(src, str(path))
+    assert gallery._cached_image(tmp_path / "cache", path) is None  # no cache yet
+    executed = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("plot()", metadata={"tags": ["gallery"]})])
+    png = _png((0, 128, 0))
+    executed.cells[0].outputs = [nbformat.v4.new_output("display_data", data={"image/png": png})]
+    get_cache(str(tmp_path / "cache")).cache_notebook_bundle(CacheBundleIn(executed, uri=str(path)),
+                                                          check_validity=False)
+    assert gallery._cached_image(tmp_path / "cache", path) == base64.b64decode(png)

@@ -178,6 +178,21 @@ if nodes is not None:
             return [chapter_gallery()]
 
 
+def _cached_image(cache_dir: Path, source: Path) -> bytes | None:
+    """The gallery image of ``source`` as executed in Jupyter Book's cache (jupyter-cache), if any."""
+    if not cache_dir.is_dir():
+        return None
+    try:
+        import nbformat
+        from jupyter_cache import get_cache
+
+        cache = get_cache(str(cache_dir))
+        record = cache.match_cache_notebook(nbformat.read(str(source), as_version=4))
+        return pick_image(cache.get_cache_bundle(record.pk).nb)
+    except Exception:  # no matching entry (KeyError) or an unreadable cache: the placeholder
+        return None
+
+
 def _cards(app, fromdoc: str) -> list[tuple[str, list[Card]]]:
     from . import chapters, config
 
@@ -202,6 +217,8 @@ def _cards(app, fromdoc: str) -> list[tuple[str, list[Card]]]:
                 png = pick_image(json.loads(executed.read_text(encoding="utf-8")))
             except (ValueError, OSError):
                 png = None
+        if png is None:  # served from the execution cache: its outputs live there, not in jupyter_execute
+            png = _cached_image(Path(app.outdir).parent / ".jupyter_cache", ch.path)
         if png:
             name = f"{ch.paper}-{ch.id}.png"
             try:
