@@ -65,11 +65,14 @@ def test_image_from_the_execution_cache(tmp_path):
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
-    src = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("plot()", metadata={"tags": ["gallery"]})])
+    def chapter():
+        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("plot()", metadata={"tags": ["gallery"]})])
+
+    src = chapter()
     path = tmp_path / "chapter.ipynb"
     nbformat.write(src, str(path))
     assert gallery._cached_image(tmp_path / "cache", path) is None  # no cache yet
-    executed = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("plot()", metadata={"tags": ["gallery"]})])
+    executed = chapter()
     png = _png((0, 128, 0))
     executed.cells[0].outputs = [nbformat.v4.new_output("display_data", data={"image/png": png})]
     get_cache(str(tmp_path / "cache")).cache_notebook_bundle(CacheBundleIn(executed, uri=str(path)),
