@@ -66,7 +66,8 @@ def test_image_from_the_execution_cache(tmp_path):
     from jupyter_cache.base import CacheBundleIn
 
     def chapter():
-        return nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("plot()", metadata={"tags": ["gallery"]})])
+        cell = nbformat.v4.new_code_cell("plot()", metadata={"tags": ["gallery"]})
+        return nbformat.v4.new_notebook(cells=[cell])
 
     src = chapter()
     path = tmp_path / "chapter.ipynb"
