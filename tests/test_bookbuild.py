@@ -19,3 +19,28 @@ def test_stderr_outputs_are_found(tmp_path):
 
 def test_clean_build_has_none(tmp_path):
     assert bookbuild.stderr_outputs(tmp_path / "_build") == []
+
+
+
+def test_a_new_paper_record_reexecutes_only_its_chapter(tmp_path, monkeypatch):
+    """A chapter page shows its recorded paper result from its execution: a new record must not be
+    hidden behind the execution cache, and nothing else is executed again."""
+    from companion import bookbuild, records
+
+    monkeypatch.setattr(records, "results_dir", lambda profile: tmp_path / "results" / profile)
+    build = tmp_path / "_build"
+    lines: list[str] = []
+
+    def run():
+        lines.clear()
+        assert bookbuild.execute_chapters(build, "smoke", workers=1, only=["f-arch"], log=lines.append) == []
+        return " ".join(lines)
+
+    assert "executing 1 chapters" in run()
+    assert "all 1 chapters are in the execution cache" in run()
+    path = records.record_path("f-arch", "paper")
+    path.parent.mkdir(parents=True)
+    path.write_text('{"chapter": "f-arch", "claims": []}')
+    assert "executing 1 chapters" in run()
+    assert "all 1 chapters are in the execution cache" in run()
+    assert len(bookbuild.registry_digest()) == 64

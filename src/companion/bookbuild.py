@@ -6,8 +6,10 @@
 1. Jupyter Book's execution cache (jupyter-cache, ``_build/.jupyter_cache``)
    keys an executed notebook on its code cells only: an edit of the library, or
    another profile, would otherwise be served old outputs (ecosystem note, JB
-   pitfall 5). A stamp of (profile, library fingerprint) next to the build
-   clears that cache when it changes.
+   pitfall 5). A stamp of (profile, library fingerprint, claims registry) next
+   to the build clears that cache when it changes; a chapter whose recorded
+   ``paper`` result changed since it was last executed is executed again, so
+   its page shows the new record.
 2. Every chapter of the table of contents that the cache does not hold is
    executed, unchanged, in parallel (``--workers``, default one process per
    core; or on a Dask cluster with ``--scheduler``), longest first by the
@@ -56,6 +58,32 @@ def stderr_outputs(build: Path) -> list[str]:
 
 
 TIMINGS = ".companion-timings.json"
+#: Per chapter, a hash of its recorded `paper` result as last shown: a new record re-executes the chapter.
+RECORDS_SEEN = ".companion-records.json"
+
+
+def record_digest(chapter_id: str) -> str:
+    """SHA-256 of the chapter's recorded ``paper`` result ("" when there is none)."""
+    import hashlib
+
+    from . import records
+
+    path = records.record_path(chapter_id, "paper")
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+
+
+def registry_digest() -> str:
+    """SHA-256 of every claims registry file: a changed rule re-executes the book."""
+    import hashlib
+
+    from . import registry
+
+    h = hashlib.sha256()
+    for paper in registry.PAPERS:
+        for f in sorted(registry.registry_dir(paper).glob("*.yml")):
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()
 
 
 def book_chapters(only: list[str] | None = None) -> list[chapters.Chapter]:
@@ -103,14 +131,21 @@ def execute_chapters(build: Path, profile: str, workers: int | None = None, sche
     """Execute every book chapter the execution cache lacks and add it there; returns the failures."""
     import nbformat
     from jupyter_cache.base import CacheBundleIn
+    from jupyter_cache.cache.db import NbCacheRecord
 
     jc = open_execution_cache(build)
+    seen_file = build / RECORDS_SEEN
+    seen = json.loads(seen_file.read_text()) if seen_file.is_file() else {}  # {chapter: record digest}
     todo = {}
     for ch in book_chapters(only):
         nb = nbformat.read(ch.path, as_version=4)
         try:
-            jc.match_cache_notebook(nb)
+            rec = jc.match_cache_notebook(nb)
         except KeyError:
+            todo[ch.id] = (ch, nb)
+            continue
+        if seen.get(ch.id, "") != record_digest(ch.id):  # a new paper record: show it
+            NbCacheRecord.remove_records([rec.pk], jc.db)
             todo[ch.id] = (ch, nb)
     if not todo:
         log(f"bookbuild: all {len(book_chapters(only))} chapters are in the execution cache")
@@ -137,6 +172,8 @@ def execute_chapters(build: Path, profile: str, workers: int | None = None, sche
                 parallel.atomic_write(store, json.dumps(r["claims"], indent=1))
                 timings_files = [build / TIMINGS, parallel.cache_timings_file()]
                 parallel.record_timing(timings_files, profile, cid, r["seconds"])
+                seen[cid] = record_digest(cid)
+                parallel.atomic_write(seen_file, json.dumps(seen, indent=1, sort_keys=True))
             except Exception as exc:
                 r = {**r, "ok": False, "error": f"{type(exc).__name__}: {exc}", "traceback": ""}
         if not r.get("ok"):
@@ -188,11 +225,12 @@ def run_build(args) -> int:
     out = Path(args.path_output).resolve() if args.path_output else book
     build = out / "_build"
     stamp_file = build / ".companion-stamp.json"
-    stamp = {"profile": profile, "code": cache.fingerprint(())}
+    stamp = {"profile": profile, "code": cache.fingerprint(()), "registry": registry_digest()}
     old = json.loads(stamp_file.read_text()) if stamp_file.is_file() else None
     if old != stamp:
         for sub in (".jupyter_cache", "jupyter_execute"):
             shutil.rmtree(build / sub, ignore_errors=True)
+        (build / RECORDS_SEEN).unlink(missing_ok=True)
         if old is not None:
             print(f"bookbuild: library or profile changed ({old.get('profile')} -> {profile}); "
                   "cleared the execution cache")
