@@ -48,7 +48,8 @@ def test_record_then_verify_a_small_chapter(tmp_path, monkeypatch):
     for key in ("chapter", "profile", "commit", "date", "wall_s", "machine", "parameters", "claims",
                 "partial"):
         assert key in rec
-    assert rec["parameters"]["n_seeds"] == 3 and rec["partial"] == {"n_seeds": {"ran": 3, "profile": 4}}
+    assert rec["parameters"]["n_seeds"] == 3
+    assert rec["partial"] == {"n_seeds": {"ran": 3, "profile": 4}, "epochs": {"ran": 3, "profile": 10}}
     assert rec["claims"], "the chapter recorded no claims"
     ok, diffs = records.verify(chapter, "smoke")
     assert ok, diffs
