@@ -109,6 +109,7 @@ def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
     params = runner.prepare(chapter, raw_params or {}, profile)  # validates before anything runs
     prof = params.pop("profile")
     settings = config.resolve(chapter, prof, **params)
+    code = commit()  # the code that runs, taken before the (long) run
     with tempfile.TemporaryDirectory(prefix=f"record-{chapter}-") as tmp:
         t0 = time.perf_counter()
         _, found = runner.run(chapter, params, prof, output_dir or tmp)
@@ -116,7 +117,7 @@ def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
     data = {
         "chapter": chapter,
         "profile": prof,
-        "commit": commit(),
+        "commit": code,
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "wall_s": round(wall, 1),
         "machine": machine(),
