@@ -103,22 +103,17 @@ def _no_half_written(*roots):
             assert pt.with_suffix(".json").is_file(), f"payload without manifest: {pt}"
 
 
+
+def _cluster_build(address: str, chapters: str, out) -> list:
+    """`companion build` of smoke chapters on the cluster, execution stage only."""
+    return [BIN / "companion", "build", "--scheduler", address, "--profile", "smoke",
+            "--chapters", chapters, "--no-sphinx", "--path-output", str(out)]
+
+
 def test_cluster_build_equals_local_run(cluster, tmp_path, _isolated_cache, monkeypatch):
     address, env = cluster
     out = subprocess.run(
-        [
-            BIN / "companion",
-            "build",
-            "--scheduler",
-            address,
-            "--profile",
-            "smoke",
-            "--chapters",
-            ",".join(CHAPTERS),
-            "--no-sphinx",
-            "--path-output",
-            str(tmp_path / "book"),
-        ],
+        _cluster_build(address, ",".join(CHAPTERS), tmp_path / "book"),
         env=env,
         capture_output=True,
         text=True,
@@ -173,19 +168,7 @@ def test_killed_worker_task_runs_again_elsewhere(cluster, tmp_path, _isolated_ca
     chapter = "f-em1"
     expected = _local_claims([chapter], tmp_path / "local-cache", monkeypatch)[chapter]
     build = subprocess.Popen(
-        [
-            BIN / "companion",
-            "build",
-            "--scheduler",
-            address,
-            "--profile",
-            "smoke",
-            "--chapters",
-            chapter,
-            "--no-sphinx",
-            "--path-output",
-            str(tmp_path / "book"),
-        ],
+        _cluster_build(address, chapter, tmp_path / "book"),
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
