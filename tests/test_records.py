@@ -29,6 +29,30 @@ def test_partial_names_the_cuts():
     assert records.label({"profile": "paper", "partial": {}}) == "paper"
 
 
+def test_partial_names_rows_left_out_of_a_list_parameter():
+    cut = records.partial("t-layer", "paper", {"layers": "zeroth", "d2_layers": "zeroth,first,second"})
+    assert cut == {"layers": {"ran": "zeroth", "profile": "zeroth,first,second"}}
+    # the full list in another order is not a cut
+    assert records.partial("t-layer", "paper", {"layers": "second,first,zeroth"}) == {}
+
+
+def test_differing_verdicts_name_the_budgets_that_differ(monkeypatch):
+    rec = {"chapter": "f-em1", "profile": "paper", "commit": "a" * 40, "date": "2026-12-01T00:00:00",
+           "wall_s": 60.0, "machine": "m", "partial": {},
+           "parameters": {"n_seeds": 200, "seed": 0},
+           "claims": [_claim("demo/acc", "pass").as_row(), _claim("demo/b", "pass").as_row()]}
+    monkeypatch.setattr(records, "load", lambda chapter, profile="paper": rec)
+    monkeypatch.setattr(records, "stale_ids", lambda r: [])
+    html = claims.recorded_html("f-em1", "quick", live=[_claim("demo/acc", "undecided"), _claim("demo/b")],
+                                live_params={"n_seeds": 40, "seed": 0})
+    assert "<code>demo/acc</code> undecided live, pass recorded" in html
+    assert "demo/b</code> pass live" not in html
+    assert "n_seeds 40→200" in html and "seed 0" not in html
+    same = claims.recorded_html("f-em1", "quick", live=[_claim("demo/acc"), _claim("demo/b")],
+                                live_params={"n_seeds": 40})
+    assert "differ" not in same
+
+
 def test_stale_when_the_rule_changed(monkeypatch):
     e = registry.Entry(id="demo/acc", paper="pandey2022", chapter="demo", figure="F", statement="s",
                        source="t", statistic="s", rule={"test": "at_least", "threshold": 0.9}, reference={},

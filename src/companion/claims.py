@@ -237,7 +237,8 @@ class ChapterClaims:
         frame = self.frame
         summary = f"{counts_text(self.claims)} — profile {self.settings.profile} (live: computed in this run)"
         html = f"<p><b>{summary}</b></p>" + render_html(frame)
-        html += recorded_html(self.chapter, self.settings.profile)
+        html += recorded_html(self.chapter, self.settings.profile, live=self.claims,
+                              live_params=self.settings.as_dict())
         if any(c.revised for c in self.claims):
             html += "<p><b>Revised criteria.</b></p><ul>" + "".join(
                 f"<li><code>{c.id}</code>: {c.revised}</li>" for c in self.claims if c.revised) + "</ul>"
@@ -254,8 +255,13 @@ class ChapterClaims:
         display(bundle, raw=True)
 
 
-def recorded_html(chapter: str, live_profile: str, profile: str = "paper") -> str:
-    """The recorded ``paper`` verdicts of a chapter beside the live ones, with their provenance."""
+def recorded_html(chapter: str, live_profile: str, profile: str = "paper", live: list[Claim] | None = None,
+                  live_params: dict | None = None) -> str:
+    """The recorded ``paper`` verdicts of a chapter beside the live ones, with their provenance.
+
+    Where a live verdict differs from the recorded one, the budgets that differ between the two runs
+    are listed under the table: those are the candidates that explain the difference (the chapter's
+    text says which one does)."""
     from html import escape
 
     from . import records
@@ -275,6 +281,16 @@ def recorded_html(chapter: str, live_profile: str, profile: str = "paper") -> st
     missing = [cid for cid in stale if cid not in {c.id for c in old}]
     extra = (f"<p>Not in the record (registered after it was made): {', '.join(missing)}.</p>"
              if missing else "")
+    now = {c.id: c for c in live or []}
+    differ = [(now[c.id], c) for c in old
+              if c.id in now and now[c.id].status != c.status and c.id not in stale]
+    if differ:
+        cuts = records.budget_differences(chapter, live_params or {}, rec.get("parameters", {}))
+        extra += ("<p><b>Verdicts that differ between the two budgets:</b> "
+                  + "; ".join(f"<code>{escape(a.id)}</code> {a.status} live, {b.status} recorded"
+                              for a, b in differ)
+                  + ". The runs differ in " + (escape(", ".join(cuts)) if cuts else "no budget parameter")
+                  + " (live → recorded).</p>")
     return (f"<p><b>Recorded <code>{profile}</code> budget</b> — not live: "
             f"{escape(records.provenance(rec))}. "
             f"{counts_text(old)}.</p>"

@@ -83,6 +83,27 @@ def partial(chapter: str, profile: str, params: dict[str, Any]) -> dict[str, dic
         if isinstance(full, (int, float)) and not isinstance(full, bool) and isinstance(ran, (int, float)) \
                 and ran < full and _is_budget(name):
             out[name] = {"ran": ran, "profile": full}
+        elif p.items is not None and isinstance(full, str) and isinstance(ran, str):
+            # a list parameter (layers, entropy weights, widths) run with only some of its rows
+            want, got = _items(full), _items(ran)
+            if set(got) < set(want):
+                out[name] = {"ran": ran, "profile": full}
+    return out
+
+
+def _items(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def budget_differences(chapter: str, live: dict[str, Any], recorded: dict[str, Any]) -> list[str]:
+    """The work-sizing parameters (seeds, steps, epochs, sizes, list rows) that differ between two runs."""
+    out = []
+    for name, p in config.schema(chapter).items():
+        a, b = live.get(name), recorded.get(name)
+        if a == b or name in ("profile", "seed", "member", "example"):
+            continue
+        if _is_budget(name) or p.items is not None or name in ("width", "max_images", "compress_lr"):
+            out.append(f"{name} {a}→{b}")
     return out
 
 
