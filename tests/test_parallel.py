@@ -184,6 +184,41 @@ def test_shared_model_chapters_at_once_train_it_once(tmp_path, monkeypatch):
     assert any(len(p) == 2 for p in pids_per_key.values()), "no entry shared by the two chapters"
 
 
+def test_next_startable_skips_busy_groups():
+    tasks = [dict(chapter_id=c) for c in ("fig4", "fig1", "t-d1", "f-em1")]
+    groups = {"fig4": "o2o", "fig1": "o2o", "t-d1": "d1"}
+    assert parallel.next_startable(tasks, {}, groups)["chapter_id"] == "fig4"
+    assert parallel.next_startable(tasks[1:], {"o2o": 1}, groups)["chapter_id"] == "t-d1"
+    assert parallel.next_startable(tasks[1:3], {"o2o": 1, "d1": 1}, groups) is None
+    assert parallel.next_startable(tasks[1:], {"o2o": 0}, groups)["chapter_id"] == "fig1"
+
+
+def test_chapters_of_one_group_never_run_at_once(_isolated_cache):
+    """Real worker processes: t-d1 and f-trend (one group) run one after the other while the
+    ungrouped f-em1 takes the second worker."""
+    tasks = [dict(chapter_id=c, profile="smoke") for c in ("t-d1", "f-trend", "f-em1")]
+    groups = {"t-d1": "D1 tables", "f-trend": "D1 tables"}
+    results = {r["chapter"]: r for r in parallel.run_tasks(tasks, workers=2, log=lambda *a: None,
+                                                          groups=groups)}
+    assert all(r["ok"] for r in results.values()), [r.get("error") for r in results.values()]
+    a, b = results["t-d1"], results["f-trend"]
+    assert a["ended"] <= b["started"] or b["ended"] <= a["started"]
+    # the ungrouped chapter started while the first grouped one was still running
+    assert results["f-em1"]["started"] < a["ended"]
+
+
+def test_shared_runs_groups_name_real_chapters(tmp_path, monkeypatch):
+    from companion import config
+
+    groups = config.shared_runs()
+    assert groups["fig1"] == groups["fig4"] and groups["t-d1"] == groups["f-trend"]
+    bad = tmp_path / "_config.yml"
+    bad.write_text("chapters: {f-em1: {}}\nshared_runs: {g: [f-em1, no-such]}\n")
+    monkeypatch.setattr(config.paths, "config_file", lambda: bad)
+    with pytest.raises(config.ConfigError, match="no-such"):
+        config.shared_runs()
+
+
 def test_list_shows_last_execution_time_per_profile(_isolated_cache):
     parallel.record_timing([parallel.cache_timings_file()], "smoke", "f-em1", 12.3)
     parallel.record_timing([parallel.cache_timings_file()], "quick", "f-em1", 95)

@@ -158,7 +158,8 @@ def execute_chapters(build: Path, profile: str, workers: int | None = None, sche
     tasks = [dict(chapter_id=cid, profile=profile, source=nbformat.writes(todo[cid][1])) for cid in order]
     failures = []
     book_dir = paths.repo_root() / "book"
-    for done, r in enumerate(parallel.run_tasks(tasks, workers, scheduler, log=log), 1):
+    results = parallel.run_tasks(tasks, workers, scheduler, log=log, groups=config.shared_runs())
+    for done, r in enumerate(results, 1):
         cid = r["chapter"]
         ch, source = todo[cid]
         if r.get("ok"):

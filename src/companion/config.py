@@ -176,6 +176,20 @@ def chapter_ids() -> list[str]:
     return list((load_config().get("chapters") or {}).keys())
 
 
+def shared_runs() -> dict[str, str]:
+    """{chapter: group}: chapters that read the same cached training runs (``shared_runs``)."""
+    out: dict[str, str] = {}
+    known = set(chapter_ids())
+    for group, members in (load_config().get("shared_runs") or {}).items():
+        for ch in members or []:
+            if ch not in known:
+                raise ConfigError(f"shared_runs: group {group!r} names {ch!r}, which is not a chapter")
+            if ch in out:
+                raise ConfigError(f"shared_runs: {ch!r} is in two groups ({out[ch]!r} and {group!r})")
+            out[ch] = str(group)
+    return out
+
+
 def schema(chapter: str) -> dict[str, Param]:
     """The declared parameters of one chapter."""
     chapters = load_config().get("chapters") or {}

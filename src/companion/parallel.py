@@ -94,6 +94,7 @@ def execute(
     t0 = time.perf_counter()
     out: dict[str, Any] = {
         "chapter": chapter_id,
+        "started": time.time(),
         "params": dict(params) if params is not None else None,
         "host": socket.gethostname(),
         "pid": os.getpid(),
@@ -148,6 +149,7 @@ def execute(
     except Exception as exc:  # the chapter failed; report it, do not retry it
         out.update(ok=False, error=_first_line(exc), traceback=traceback.format_exc())
     out["seconds"] = time.perf_counter() - t0
+    out["ended"] = time.time()
     return out
 
 
@@ -267,14 +269,30 @@ def connect(scheduler: str, timeout: float = 20):
     return client
 
 
+def next_startable(pending: list[dict], running_groups: Mapping[str, int],
+                   groups: Mapping[str, str]) -> dict | None:
+    """The first pending task whose shared-runs group has no task running (ungrouped: always)."""
+    for kw in pending:
+        g = groups.get(kw["chapter_id"])
+        if g is None or not running_groups.get(g):
+            return kw
+    return None
+
+
 def run_tasks(
-    tasks: list[dict], workers: int | None = None, scheduler: str | None = None, log=print
+    tasks: list[dict], workers: int | None = None, scheduler: str | None = None, log=print,
+    groups: Mapping[str, str] | None = None,
 ) -> Iterator[dict]:
     """Run :func:`execute` once per task (its keyword arguments); yield each result as it finishes.
 
     Tasks start in the order given (put the longest first). Locally: ``workers``
     processes (default: one per core). With ``scheduler``: tasks on that Dask
     cluster; a worker that dies mid-task has its task run again elsewhere.
+
+    ``groups`` maps a chapter to the group of chapters that read the same cached
+    training runs (``shared_runs`` in ``_config.yml``). Locally, two chapters of
+    one group never run at once: the second would only wait on the first's cache
+    lock while holding a worker, so the worker takes an ungrouped chapter instead.
     """
     if not tasks:
         return
@@ -317,25 +335,46 @@ def run_tasks(
             client.close()
         return
     n = max(1, int(workers or os.cpu_count() or 1))
+    groups = dict(groups or {})
     ctx = multiprocessing.get_context("spawn")  # no forked torch/kernel state
     with cf.ProcessPoolExecutor(
         max_workers=min(n, len(tasks)), mp_context=ctx, initializer=_init_worker
     ) as pool:
-        futures = {pool.submit(execute, **kw): kw for kw in tasks}
+        pending, futures, busy = list(tasks), {}, {}
+
+        def start_what_can() -> None:
+            while pending and len(futures) < n:
+                kw = next_startable(pending, busy, groups)
+                if kw is None:  # only grouped tasks left, their groups busy: wait for one to end
+                    return
+                pending.remove(kw)
+                g = groups.get(kw["chapter_id"])
+                if g is not None:
+                    busy[g] = busy.get(g, 0) + 1
+                futures[pool.submit(execute, **kw)] = kw
+
         try:
-            for fut in cf.as_completed(futures):
-                try:
-                    yield fut.result()
-                except Exception as exc:  # the worker process died
-                    kw = futures[fut]
-                    yield {
-                        "chapter": kw["chapter_id"],
-                        "params": kw.get("params"),
-                        "ok": False,
-                        "error": _first_line(exc),
-                        "traceback": traceback.format_exc(),
-                        "seconds": 0.0,
-                    }
+            start_what_can()
+            while futures:
+                done, _ = cf.wait(futures, return_when=cf.FIRST_COMPLETED)
+                for fut in done:
+                    kw = futures.pop(fut)
+                    g = groups.get(kw["chapter_id"])
+                    if g is not None:
+                        busy[g] -= 1
+                    try:
+                        result = fut.result()
+                    except Exception as exc:  # the worker process died
+                        result = {
+                            "chapter": kw["chapter_id"],
+                            "params": kw.get("params"),
+                            "ok": False,
+                            "error": _first_line(exc),
+                            "traceback": traceback.format_exc(),
+                            "seconds": 0.0,
+                        }
+                    start_what_can()  # before yielding: the caller's work on a result keeps workers busy
+                    yield result
         finally:
             for fut in futures:
                 fut.cancel()
