@@ -101,3 +101,18 @@ def test_budget_ratio_range(monkeypatch):
     assert len(factors) == 3  # seeds, epochs, layers; not the showcased seed nor the analysis size
     est = records.estimate_costs({"demo": 60.0})
     assert est["chapters"]["demo"]["paper_s_high"] == pytest.approx(60 * hi, abs=0.1)
+
+
+def test_scorecard_shows_each_claims_recorded_verdict(monkeypatch):
+    from companion import scorecard
+
+    rec = {"chapter": "f-em1", "claims": [_claim("demo/acc", "fail").as_row()]}
+    monkeypatch.setattr(records, "load", lambda chapter, profile="paper": rec if chapter == "f-em1" else None)
+    monkeypatch.setattr(records, "stale_ids", lambda r: ["demo/acc"])
+    assert scorecard.recorded_status("f-em1", "demo/acc") == "fail (stale)"
+    assert scorecard.recorded_status("f-em1", "demo/other") == "— (not in the record)"
+    assert scorecard.recorded_status("f-em2", "demo/acc") == "—"
+    frame = claims.to_frame([_claim("demo/acc", "pass")])
+    frame["paper (recorded)"] = ["fail (stale)"]
+    html = claims.render_html(frame, ["claim", "status", "paper (recorded)"])
+    assert "fail (stale)" in html and claims.COLOURS["fail"] in html and claims.COLOURS["pass"] in html

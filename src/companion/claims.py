@@ -127,7 +127,8 @@ def render_html(frame: pd.DataFrame, columns: list[str] = COLUMNS) -> str:
         return f"color: {COLOURS.get(v, '#000')}; font-weight: bold"
 
     shown = frame[columns].copy()
-    styler = shown.style.hide(axis="index").map(colour, subset=["status"])
+    coloured = [c for c in columns if c == "status" or c.startswith("paper (recorded")]
+    styler = shown.style.hide(axis="index").map(lambda v: colour(str(v).split(" ")[0]), subset=coloured)
     styler = styler.set_table_attributes('class="companion-claims"')
     return styler.to_html()
 

@@ -93,6 +93,19 @@ def recorded_claims(profile: str = "paper") -> list[C.Claim]:
     return out
 
 
+def recorded_status(chapter: str, cid: str, profile: str = "paper") -> str:
+    """A claim's verdict in the chapter's recorded run: 'pass', 'fail (stale)', or '—' when none."""
+    from . import records
+
+    rec = records.load(chapter, profile)
+    if rec is None:
+        return "—"
+    row = next((r for r in rec.get("claims", []) if r["id"] == cid), None)
+    if row is None:
+        return "— (not in the record)"
+    return row["status"] + (" (stale)" if cid in records.stale_ids(rec) else "")
+
+
 def summary_frame(claims: list[C.Claim], by: str) -> pd.DataFrame:
     rows = {}
     for c in claims:
@@ -143,9 +156,11 @@ def show(profile: str | None = None) -> None:
         plt.show()
         plt.close(fig)
         frame = C.to_frame(group)
-        display(HTML("<div class='companion-wide'>"
-                     + C.render_html(frame, ["chapter", "claim", "expected", "observed", "status"])
-                     + "</div>"))
+        shown = ["chapter", "claim", "expected", "observed", "status"]
+        if prof != "paper":
+            frame["paper (recorded)"] = [recorded_status(c.chapter, c.id) for c in group]
+            shown.append("paper (recorded)")
+        display(HTML("<div class='companion-wide'>" + C.render_html(frame, shown) + "</div>"))
     if missing:
         display(HTML("<p>No claims stored yet for: " + ", ".join(missing) + ".</p>"))
 
