@@ -45,6 +45,9 @@ def _list(args) -> int:
                 # The papers' budget, extrapolated from a measured quick run (results/cost.json).
                 "paper_estimate_s": ([costs[ch.id]["paper_s_low"], costs[ch.id]["paper_s_high"]]
                                      if ch.id in costs else None),
+                # The papers' budget as measured: the recorded run (results/paper/<id>.json).
+                "paper_recorded": ({"wall_s": rec["wall_s"], "label": records.label(rec), "date": rec["date"]}
+                                   if (rec := records.load(ch.id, "paper")) else None),
             }
         )
     if args.json:
@@ -57,6 +60,9 @@ def _list(args) -> int:
         if r["paper_estimate_s"]:
             lo, hi = (x / 3600 for x in r["paper_estimate_s"])
             last += f"   [paper, extrapolated: {lo:.1f}-{hi:.1f} h on one core]"
+        if r["paper_recorded"]:
+            last += (f"   [recorded {r['paper_recorded']['label']}: "
+                     f"{r['paper_recorded']['wall_s'] / 60:.1f} min measured]")
         print(f"\n{r['id']:<16} {r['paper']}  {r['figure']}: {r['title']}{last}")
         for name, default in r["parameters"].items():
             print(f"    {name:<14} = {default!r:<12} {r['allowed'][name]:<28} {r['help'][name]}")

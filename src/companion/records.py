@@ -68,8 +68,9 @@ def machine() -> str:
 
 def _is_budget(name: str) -> bool:
     """Parameters that size the work (seeds, steps, epochs), not ones that pick a seed or a setting."""
-    return (name.startswith("n_") or name.endswith(("_seeds", "steps", "epochs"))
-            or name in ("epochs", "steps"))
+    if name in ("n_words",):  # a task setting, not an amount of work
+        return False
+    return name.startswith("n_") or any(w in name for w in ("seeds", "steps", "epochs"))
 
 
 def partial(chapter: str, profile: str, params: dict[str, Any]) -> dict[str, dict]:
