@@ -116,3 +116,14 @@ def test_scorecard_shows_each_claims_recorded_verdict(monkeypatch):
     frame["paper (recorded)"] = ["fail (stale)"]
     html = claims.render_html(frame, ["claim", "status", "paper (recorded)"])
     assert "fail (stale)" in html and claims.COLOURS["fail"] in html and claims.COLOURS["pass"] in html
+
+
+def test_paper_cost_scales_a_partial_record_up(monkeypatch):
+    cut = {"n_seeds": {"ran": 5, "profile": 20}, "layers": {"ran": "zeroth", "profile": "zeroth,first"}}
+    rec = {"profile": "paper", "wall_s": 600.0, "partial": cut}
+    monkeypatch.setattr(records, "load", lambda chapter, profile="paper": rec)
+    c = records.paper_cost("t-layer", costs={})
+    assert c["low_s"] == c["high_s"] == 600.0 * 4 * 2 and "scaled" in c["how"]
+    monkeypatch.setattr(records, "load", lambda chapter, profile="paper": None)
+    c = records.paper_cost("t-layer", costs={"t-layer": {"paper_s_low": 10.0, "paper_s_high": 90.0}})
+    assert (c["low_s"], c["high_s"], c["how"]) == (10.0, 90.0, "extrapolated from quick")

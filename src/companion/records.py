@@ -279,3 +279,58 @@ def write_costs(quick_seconds: dict[str, float]) -> Path:
 def load_costs() -> dict:
     path = paths.repo_root() / "results" / COST_FILE
     return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def paper_cost(chapter: str, costs: dict | None = None) -> dict:
+    """The best figure we have for a chapter's ``paper`` cost on one core, and where it comes from.
+
+    A complete record: its measured wall time. A partial record: its wall time scaled up by what was
+    cut (seeds, rows), as the cut parts are independent runs. No record: the extrapolation from the
+    quick build (results/cost.json), a range."""
+    rec = load(chapter, "paper")
+    if rec is not None:
+        scale = 1.0
+        for cut in (rec.get("partial") or {}).values():
+            ran, full = cut["ran"], cut["profile"]
+            if isinstance(ran, str):
+                scale *= len(_items(full)) / max(1, len(_items(ran)))
+            elif ran:
+                scale *= float(full) / float(ran)
+        s = rec["wall_s"] * scale
+        how = "measured" if scale == 1.0 else f"measured on {label(rec)[len('paper (partial: '):-1]}, scaled"
+        return {"low_s": s, "high_s": s, "how": how, "record": rec}
+    est = (costs if costs is not None else load_costs().get("chapters", {})).get(chapter)
+    if est is None:
+        return {"low_s": None, "high_s": None, "how": "not measured", "record": None}
+    return {"low_s": est["paper_s_low"], "high_s": est["paper_s_high"], "how": "extrapolated from quick",
+            "record": None}
+
+
+def _dur(s: float | None) -> str:
+    if s is None:
+        return "?"
+    return f"{s / 3600:.1f} h" if s >= 5400 else f"{s / 60:.0f} min"
+
+
+def cost_table() -> str:
+    """The README's table of ``paper`` costs (markdown), longest first, with the totals."""
+    costs = load_costs().get("chapters", {})
+    rows = []
+    for ch in config.chapter_ids():
+        c = paper_cost(ch, costs)
+        quick = costs.get(ch, {}).get("quick_s")
+        rows.append((c["high_s"] or 0.0, ch, quick, c))
+    rows.sort(key=lambda r: (-r[0], r[1]))
+    lines = ["| chapter | quick (measured) | paper, one core | how we know |", "|---|---:|---:|---|"]
+    lo = hi = 0.0
+    for _, ch, quick, c in rows:
+        span = _dur(c["low_s"]) if c["low_s"] == c["high_s"] else f"{_dur(c['low_s'])} – {_dur(c['high_s'])}"
+        lines.append(f"| {ch} | {'?' if quick is None else f'{quick:.0f} s'} | {span} | {c['how']} |")
+        lo += c["low_s"] or 0.0
+        hi += c["high_s"] or 0.0
+    lines.append(f"| **total** | | **{lo / 3600:.1f} – {hi / 3600:.1f} core-hours** | |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # python -m companion.records: print the README's cost table
+    print(cost_table())
