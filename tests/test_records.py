@@ -99,6 +99,15 @@ def test_budget_ratio_range(monkeypatch):
     lo, hi, factors = records.budget_ratio("demo")
     assert lo == pytest.approx(2000 / 300) and hi == pytest.approx(2 * 2000 / 300 * 3)
     assert len(factors) == 3  # seeds, epochs, layers; not the showcased seed nor the analysis size
+    # separate families of networks (eSCAN, English-French) do not multiply each other
+    schema = {
+        "escan_seeds": config.Param("escan_seeds", "int", {"quick": 3, "paper": 9}),
+        "escan_steps_aed": config.Param("escan_steps_aed", "int", {"quick": 600, "paper": 6000}),
+        "escan_steps_ao": config.Param("escan_steps_ao", "int", {"quick": 2000, "paper": 6000}),
+        "enfr_steps": config.Param("enfr_steps", "int", {"quick": 800, "paper": 8000}),
+    }
+    lo, hi, factors = records.budget_ratio("demo")
+    assert lo == pytest.approx(10.0) and hi == pytest.approx(3 * 10.0) and len(factors) == 4
     est = records.estimate_costs({"demo": 60.0})
     assert est["chapters"]["demo"]["paper_s_high"] == pytest.approx(60 * hi, abs=0.1)
 
