@@ -136,3 +136,22 @@ def test_paper_cost_scales_a_partial_record_up(monkeypatch):
     monkeypatch.setattr(records, "load", lambda chapter, profile="paper": None)
     c = records.paper_cost("t-layer", costs={"t-layer": {"paper_s_low": 10.0, "paper_s_high": 90.0}})
     assert (c["low_s"], c["high_s"], c["how"]) == (10.0, 90.0, "extrapolated from quick")
+
+
+def test_summary_tables_travel_with_a_record(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from companion import config
+
+    card = claims.ChapterClaims(config.resolve("t-d1", "smoke"))
+    frame = pd.DataFrame({"ours": [99.1, float("nan")], "authors": [98.0, 97.5]},
+                         index=pd.Index(["zeroth", "first"], name="layer"))
+    assert card.table(frame) is frame
+    monkeypatch.setenv(claims.CLAIMS_FILE_ENV, str(tmp_path / "t-d1.claims.json"))
+    monkeypatch.setattr(claims, "store_dir", lambda profile: tmp_path / "store")
+    card.save()
+    saved = json.loads((tmp_path / "t-d1.claims.tables.json").read_text())
+    assert saved["ours beside the authors"]["columns"] == ["layer", "ours", "authors"]
+    html = claims.recorded_tables_html({"profile": "paper", "tables": saved})
+    assert "<details>" in html and "first" in html and "99.1" in html and "—" in html
+    assert claims.recorded_tables_html({"profile": "paper"}) == ""

@@ -142,6 +142,18 @@ class ChapterClaims:
         self.paper = _paper_of(self.chapter)
         self.claims: list[Claim] = []
         self.links: list[registry.Entry] = []
+        self.tables: dict[str, dict] = {}
+
+    def table(self, frame: pd.DataFrame, name: str = "ours beside the authors") -> pd.DataFrame:
+        """Keep a chapter's summary table (ours beside the authors', row for row) for the recorded run.
+
+        A recorded ``paper`` run stores these small tables with its claims, so the rows that only the
+        ``paper`` profile runs appear in the book beside the live table. Returns ``frame`` (display it)."""
+        flat = frame.reset_index() if not isinstance(frame.index, pd.RangeIndex) else frame
+        flat = flat.copy()
+        flat.columns = [" / ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in flat.columns]
+        self.tables[name] = json.loads(flat.to_json(orient="split", index=False, default_handler=str))
+        return frame
 
     def check(self, cid: str, *, values=None, a=None, b=None, successes=None, trials=None,
               note: str = "") -> Claim:
@@ -223,6 +235,10 @@ class ChapterClaims:
         if extra:
             _write_json(Path(extra), rows)
             written.append(Path(extra))
+            if self.tables:
+                tables = tables_file(Path(extra))
+                tables.write_text(json.dumps(self.tables, indent=1))
+                written.append(tables)
         return written
 
     def show(self):
@@ -254,6 +270,25 @@ class ChapterClaims:
             "application/json": {"claims": [c.as_row() for c in self.claims]},
         }
         display(bundle, raw=True)
+
+
+def tables_file(claims_file: Path) -> Path:
+    """Where a run's summary tables go, beside its claims file."""
+    return claims_file.with_name(claims_file.name.removesuffix(".json") + ".tables.json")
+
+
+def recorded_tables_html(rec: dict) -> str:
+    """The summary tables of a recorded run, folded (the live tables are above, in the chapter)."""
+    from html import escape
+
+    out = ""
+    for name, t in (rec.get("tables") or {}).items():
+        frame = pd.DataFrame(t["data"], columns=t["columns"])
+        out += (f"<details><summary>Recorded <code>{escape(rec['profile'])}</code> table: {escape(name)} "
+                f"({len(frame)} rows)</summary><div class='companion-wide'>"
+                + frame.to_html(index=False, float_format=lambda x: f"{x:.4g}", na_rep="—")
+                + "</div></details>")
+    return out
 
 
 def recorded_html(chapter: str, live_profile: str, profile: str = "paper", live: list[Claim] | None = None,
@@ -297,7 +332,8 @@ def recorded_html(chapter: str, live_profile: str, profile: str = "paper", live:
             f"{counts_text(old)}.</p>"
             f"<table class='companion-claims'><thead><tr><th>claim</th>"
             f"<th>observed ({escape(records.label(rec))})"
-            f"</th><th>status</th></tr></thead><tbody>{rows}</tbody></table>{extra}")
+            f"</th><th>status</th></tr></thead><tbody>{rows}</tbody></table>{extra}"
+            + recorded_tables_html(rec))
 
 
 _FIELDS = {f.name for f in fields(Claim)}

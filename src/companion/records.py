@@ -134,8 +134,11 @@ def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
     code = commit()  # the code that runs, taken before the (long) run
     with tempfile.TemporaryDirectory(prefix=f"record-{chapter}-") as tmp:
         t0 = time.perf_counter()
-        _, found = runner.run(chapter, params, prof, output_dir or tmp)
+        out_dir = Path(output_dir or tmp)
+        _, found = runner.run(chapter, params, prof, out_dir)
         wall = time.perf_counter() - t0
+        tables_path = C.tables_file(out_dir / f"{chapter}.claims.json")
+        tables = json.loads(tables_path.read_text()) if tables_path.is_file() else {}
     data = {
         "chapter": chapter,
         "profile": prof,
@@ -147,6 +150,7 @@ def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
         "overrides": {k: v for k, v in params.items()},
         "partial": partial(chapter, prof, params),
         "claims": [c.as_row() for c in found],
+        "tables": tables,
     }
     path = record_path(chapter, prof)
     _write(path, data)
