@@ -118,7 +118,8 @@ def test_config_accepts_a_data_dir(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------- models and training
-@pytest.mark.parametrize("arch,layer", [("digits", 0), ("digits", 3), ("cifar", 0), ("cifar", 6)])
+@pytest.mark.parametrize("arch,layer", [("digits", 0), ("digits", 2), ("digits", 3), ("cifar", 0),
+                                        ("cifar", 3), ("cifar", 6)])
 def test_sdc_cnn_shapes_and_attention(arch, layer):
     net = SDCImageNet(arch, layer, "softmax", width=0.25 if arch == "cifar" else 0.5, seed=0).eval()
     c, s = (1, 8) if arch == "digits" else (3, 32)
@@ -143,6 +144,19 @@ def test_width_multiplier_scales_channels():
     assert small.focus_net.trunk.convs[0].out_channels * 2 == big.focus_net.trunk.convs[0].out_channels
 
 
+def test_initialisation_conventions():
+    """'xavier' (the authors' later nets): no focus biases; 'default' (their earlier nets): biases everywhere,
+    PyTorch's own initialisation (so the seeded weights differ from the Xavier ones)."""
+    xav, dflt = SDCImageNet("digits", 0, seed=1), SDCImageNet("digits", 0, seed=1, init="default")
+    assert not any(n.endswith("bias") for n, _ in xav.focus_net.named_parameters() if "bn" not in n)
+    assert all(lin.bias is not None for lin in dflt.focus_net.fc)
+    assert all(c.bias is not None for c in dflt.focus_net.trunk.convs)
+    w0, w1 = xav.focus_net.trunk.convs[0].weight, dflt.focus_net.trunk.convs[0].weight
+    assert w0.shape == w1.shape and not torch.allclose(w0, w1)
+    with pytest.raises(ValueError, match="init"):
+        SDCImageNet("digits", 0, init="kaiming")
+
+
 def _tiny_program(members, layer=0, pretrain_epochs=0):
     data = image_train.data_config(None, 60, 40, data_seed=0)
     return image_train.program_config(data, members, layer=layer, width=0.25, lr=1e-3, batch=20, epochs=2,
@@ -160,6 +174,29 @@ def test_batched_training_equals_single_runs():
                 assert torch.allclose(together[split][key][i], alone[split][key][0], atol=1e-4), (
                     m, split, key)
         assert torch.allclose(together["curves"]["loss"][i], alone["curves"]["loss"][0], atol=1e-4)
+
+
+def test_sgd_programs_train_each_member_as_alone():
+    """SGD with momentum (the authors' earlier setup) is a program-level option; batched members still get
+    exactly their own updates."""
+    data = image_train.data_config(None, 60, 40, data_seed=0)
+    mix = [image_train.member(3, 0.0), image_train.member(4, 0.01)]
+
+    def cfg(members):
+        return image_train.program_config(data, members, layer=image_train.middle_layer(data), width=0.25,
+                                          lr=0.01, batch=20, epochs=2, optimizer="sgd", momentum=0.9,
+                                          init="default")
+
+    assert image_train.middle_layer(data) == 2
+    together = image_train._threaded(image_train._train, cfg(mix))
+    alone = image_train._threaded(image_train._train, cfg(mix[1:]))
+    assert torch.allclose(together["curves"]["loss"][1], alone["curves"]["loss"][0], atol=1e-4)
+    adam = image_train._threaded(image_train._train, {**cfg(mix[1:]), "optimizer": "adam", "momentum": 0.0})
+    assert not torch.allclose(adam["curves"]["loss"][0], alone["curves"]["loss"][0])
+    with pytest.raises(ValueError, match="optimizer"):
+        image_train.program_config(data, mix, optimizer="rmsprop")
+    with pytest.raises(ValueError, match="momentum"):
+        image_train.program_config(data, mix, momentum=0.9)
 
 
 def test_frozen_parts_stay_fixed_and_pretraining_loads():
@@ -214,6 +251,26 @@ def test_report_tables_show_every_authors_row_and_pair_by_seed():
     # the pre-training table: 16 rows, each the authors' two runs and ours
     init = R.init_table(pd.DataFrame(columns=["focus_init", "classify_init", "train_part", "seed"]))
     assert len(init) == 48 and (init[init.run == "ours"]["train_ftpt"] == R.NOT_RUN).all()
+
+
+def test_ecml_table_lists_the_authors_six_settings():
+    import pandas as pd
+
+    from companion.pandey2022 import image_report as R
+    from companion.pandey2022.reference import REFERENCE
+
+    S = config.resolve("t-cifar-ecml", profile="smoke")
+    assert R.ecml_layers(S) == {"zeroth": 0, "middle": 2, "last": 3}
+    empty = pd.DataFrame(columns=["layer", "k", "seed", "failed", *R.ECML_METRICS])
+    table = R.ecml_cifar_table(empty, S)
+    assert list(table["paper layer"]) == ["zeroth", "third", "sixth"] * 2
+    assert list(table["our layer"]) == ["zeroth", "middle", "last"] * 2
+    assert (table["test_ftpt: ours"] == R.NOT_RUN).all()
+    # the entropy rows report test FTPT (and, at the zeroth layer, test accuracy) only
+    assert table.loc[4, "train_ftpt: paper"] == "—" and table.loc[4, "test_ftpt: paper"].startswith("86.0")
+    eff = REFERENCE["IMAGE-EFFECTS"].set_index("effect")
+    assert np.isclose(eff.loc["ecml-third-ftpt", "diff"], 88.322 - 81.292)  # paired over the five runs
+    assert eff.loc["ecml-third-ftpt", "n"] == 5
 
 
 def test_reference_effects_are_the_authors_paired_differences():

@@ -11,10 +11,13 @@ Architectures are written as small specs so that one builder serves
   BatchNorm without running statistics, an fc head 256-64-32-10-1; classifier: six convs 128…512 and
   fc 512-128-3). Averaging layer ∈ {0, 3, 6} ("zeroth", "third", "sixth" in the paper).
 * ``digits``: a scaled version for scikit-learn's 8×8 digits (three convs, widths 16-16-32 at width 1),
-  which trains in about a minute on a CPU. Averaging layer ∈ {0, 3} (3 = the last conv).
+  which trains in about a minute on a CPU. Averaging layer ∈ {0, 2, 3} (2 = the conv after the first
+  pooling, as CIFAR's third; 3 = the last conv, as CIFAR's sixth).
 
-Both accept a width multiplier that scales every conv and hidden fc width. Weights are Xavier-normal;
-the focus net has no biases; the classifier's biases start at zero. BatchNorm uses batch
+Both accept a width multiplier that scales every conv and hidden fc width. Two initialisation
+conventions (``init``): ``"xavier"`` (the authors' later code, the default): Xavier-normal weights, no
+biases in the focus net, the classifier's biases at zero; ``"default"`` (their earlier, ECML-era code):
+PyTorch's default initialisation with biases in every conv and fc layer of both nets. BatchNorm uses batch
 statistics in training *and* evaluation (``track_running_stats=False``), as the authors did, so
 evaluation results depend on the evaluation batch size (250 in the authors' code).
 
@@ -33,7 +36,7 @@ from torch import nn
 from .normalisers import NORMALISERS, normalise
 
 __all__ = ["ConvSpec", "NetSpec", "FOCUS_SPECS", "CLASSIFIER_SPECS", "INPUT_SHAPES", "FocusCNN",
-           "ClassificationCNN", "SDCImageNet", "averaging_layers", "spec_summary", "LAYER_NAMES"]
+           "ClassificationCNN", "SDCImageNet", "averaging_layers", "spec_summary", "LAYER_NAMES", "INITS"]
 
 
 @dataclass(frozen=True)
@@ -97,8 +100,11 @@ CLASSIFIER_SPECS = {"cifar": _CIFAR_CLASSIFIER, "digits": _DIGITS_CLASSIFIER}
 #: image (channels, size) per architecture family
 INPUT_SHAPES = {"cifar": (3, 32), "digits": (1, 8)}
 #: averaging layers allowed per family (0 = zeroth = raw images)
-_LAYERS = {"cifar": (0, 3, 6), "digits": (0, 3)}
-LAYER_NAMES = {0: "zeroth", 3: "third", 6: "sixth"}
+_LAYERS = {"cifar": (0, 3, 6), "digits": (0, 2, 3)}
+LAYER_NAMES = {0: "zeroth", 2: "second", 3: "third", 6: "sixth"}
+#: initialisation conventions: Xavier-normal without focus biases (AAAI code); PyTorch's default, with biases
+#: (ECML code)
+INITS = ("xavier", "default")
 
 
 def averaging_layers(arch: str) -> tuple[int, ...]:
@@ -107,6 +113,12 @@ def averaging_layers(arch: str) -> tuple[int, ...]:
 
 def _w(n: int, width: float) -> int:
     return max(2, int(round(n * width)))
+
+
+def _check_init(init: str) -> str:
+    if init not in INITS:
+        raise ValueError(f"init must be one of {INITS}, not {init!r}")
+    return init
 
 
 def _xavier(module: nn.Module) -> None:
@@ -169,15 +181,17 @@ class FocusCNN(nn.Module):
     """Scores one image (the "where" net). ``forward(x, tap)`` -> (score (N,), tanh features of conv
     ``tap`` or None)."""
 
-    def __init__(self, arch: str = "digits", width: float = 1.0):
+    def __init__(self, arch: str = "digits", width: float = 1.0, init: str = "xavier"):
         super().__init__()
         spec = FOCUS_SPECS[arch]
         in_ch, size = INPUT_SHAPES[arch]
-        self.trunk = _ConvStack(in_ch, spec, width, bias=False)
+        bias = _check_init(init) == "default"
+        self.trunk = _ConvStack(in_ch, spec, width, bias=bias)
         flat = _probe(self.trunk, in_ch, size)[0].flatten(1).shape[1]
-        self.fc = _fc_head(flat, spec.fcs, 1, width, bias=False)
+        self.fc = _fc_head(flat, spec.fcs, 1, width, bias=bias)
         self.fc_dropout = tuple(spec.fc_dropout) or (0.0,) * len(self.fc)
-        _xavier(self)
+        if init == "xavier":
+            _xavier(self)
 
     def forward(self, x: torch.Tensor, tap: int = 0):
         h, feat = self.trunk(x, tap)
@@ -195,7 +209,7 @@ class ClassificationCNN(nn.Module):
     """Labels an averaged image or feature map (the "what" net): (N, C_in, s, s) -> (N, K) logits."""
 
     def __init__(self, arch: str = "digits", in_ch: int | None = None, size: int | None = None,
-                 n_classes: int = 3, width: float = 1.0):
+                 n_classes: int = 3, width: float = 1.0, init: str = "xavier"):
         super().__init__()
         spec = CLASSIFIER_SPECS[arch]
         c0, s0 = INPUT_SHAPES[arch]
@@ -209,7 +223,8 @@ class ClassificationCNN(nn.Module):
         flat = self.trunk.out_channels * ((s - self.avg_k) // self.avg_k + 1) ** 2
         self.fc = _fc_head(flat, spec.fcs, n_classes, width, bias=True)
         self.fc_dropout = tuple(spec.fc_dropout) or (0.0,) * len(self.fc)
-        _xavier(self)
+        if _check_init(init) == "xavier":
+            _xavier(self)
 
     def forward(self, z: torch.Tensor) -> torch.Tensor:
         h, _ = self.trunk(z)
@@ -227,7 +242,8 @@ class SDCImageNet(nn.Module):
     """Focus net + classification net with averaging at ``layer`` (0 = raw images).
 
     With ``seed`` given, the nets are initialised as the authors do: ``torch.manual_seed(seed)`` before
-    the focus net and again before the classification net; the global RNG state is restored.
+    the focus net and again before the classification net; the global RNG state is restored. ``init``
+    picks the initialisation convention (see :data:`INITS`).
 
     ``forward(x, mode)``:
       * ``mode="sdc"`` — x (B, 9, C, H, W) -> (scores (B, 9), alpha (B, 9), logits (B, K));
@@ -237,7 +253,7 @@ class SDCImageNet(nn.Module):
     """
 
     def __init__(self, arch: str = "digits", layer: int = 0, normaliser: str = "softmax",
-                 width: float = 1.0, n_classes: int = 3, seed: int | None = None):
+                 width: float = 1.0, n_classes: int = 3, seed: int | None = None, init: str = "xavier"):
         super().__init__()
         if layer not in _LAYERS[arch]:
             raise ValueError(f"averaging layer {layer} not available for {arch!r}; "
@@ -247,13 +263,13 @@ class SDCImageNet(nn.Module):
         with torch.random.fork_rng(devices=[], enabled=seed is not None):
             if seed is not None:
                 torch.manual_seed(int(seed))
-            self.focus_net = FocusCNN(arch, width)
+            self.focus_net = FocusCNN(arch, width, init)
             if layer > 0:
                 feat = _probe(self.focus_net.trunk, c, s, tap=layer)[1]
                 c, s = feat.shape[1], feat.shape[-1]
             if seed is not None:
                 torch.manual_seed(int(seed))
-            self.classification_net = ClassificationCNN(arch, c, s, n_classes, width)
+            self.classification_net = ClassificationCNN(arch, c, s, n_classes, width, init)
 
     def forward(self, x: torch.Tensor, mode: str = "sdc", norm_code: torch.Tensor | None = None):
         """``norm_code`` (0-d tensor: index into ``NORMALISERS``) overrides the normaliser per call, so a

@@ -39,6 +39,32 @@ def plot_category_bars(df: pd.DataFrame, group_cols: list[str], split: str = "tr
     return fig
 
 
+def plot_paired_seeds(df: pd.DataFrame, column: str, settings: list[tuple[str, dict]], ylabel: str = "",
+                      title: str = ""):
+    """One thin line per seed through ``column`` at each setting (a label and a ``column=value`` filter), the
+    mean over seeds thick: the paired comparisons the claims make, seed by seed."""
+    fig, ax = plotting.new_figure(width=max(4.0, 1.2 * len(settings) + 1.5), height=3.2)
+    per = []
+    for _, where in settings:
+        sel = df
+        for key, v in where.items():
+            sel = sel[np.isclose(sel[key], v)] if isinstance(v, float) else sel[sel[key] == v]
+        per.append(sel.set_index("seed")[column])
+    table = pd.concat(per, axis=1)
+    x = np.arange(len(settings))
+    for j, (seed, row) in enumerate(table.iterrows()):
+        ax.plot(x, row.to_numpy(dtype=float), "o-", color=plotting.PALETTE[j % len(plotting.PALETTE)],
+                lw=1, ms=3, alpha=0.8, label=f"seed {seed}")
+    ax.plot(x, table.mean(axis=0).to_numpy(dtype=float), "s-", color="black", lw=2.5, ms=6, label="mean")
+    ax.set_xticks(x)
+    ax.set_xticklabels([label for label, _ in settings], fontsize=8)
+    ax.set_ylabel(ylabel or column)
+    ax.legend(fontsize=7, ncol=2)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
 def plot_curves(result: dict, indices, labels, key_pairs=(("ftpt", "-"), ("ffpt", "--"))):
     """Training-minibatch FTPT (solid) and FFPT (dashed) against epoch for selected members."""
     fig, ax = plotting.new_figure(width=5.0, height=3.2)

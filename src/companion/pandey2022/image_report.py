@@ -1,7 +1,7 @@
-"""The image chapters' runs and tables (T-CIFAR-ENT, T-CIFAR-SPARSE, T-INIT, F-COCO, T-COCO): which
-batched programs a chapter trains (built from its settings), one row per trained network, per-seed values
-for the claims, and the authors' tables row for row beside ours. The authors' numbers come from
-:mod:`.reference`; the panels are in :mod:`.image_plots`.
+"""The image chapters' runs and tables (T-CIFAR-ENT, T-CIFAR-SPARSE, T-CIFAR-ECML, T-INIT, F-COCO,
+T-COCO): which batched programs a chapter trains (built from its settings), one row per trained network,
+per-seed values for the claims, and the authors' tables row for row beside ours. The authors' numbers come
+from :mod:`.reference`; the panels are in :mod:`.image_plots`.
 """
 from __future__ import annotations
 
@@ -69,12 +69,14 @@ def ent_sparse_programs(S) -> dict:
     return out
 
 
-def member_frame(results: dict) -> pd.DataFrame:
-    """One row per trained network of every program in ``results`` ({(layer, lr): result})."""
+def member_frame(results: dict, layer_names: dict | None = None) -> pd.DataFrame:
+    """One row per trained network of every program in ``results`` ({(layer, lr): result}). ``layer_names``
+    maps a conv layer to the ``layer`` column (default: 0 is "zeroth", any other "last")."""
     rows = []
     for (layer, lr), r in results.items():
+        name = (layer_names or {}).get(layer, "zeroth" if layer == 0 else "last")
         for i, m in enumerate(r["members"]):
-            row = {"layer": "zeroth" if layer == 0 else "last", "conv_layer": int(layer), "lr": lr,
+            row = {"layer": name, "conv_layer": int(layer), "lr": lr,
                    "normaliser": m["normaliser"], "k": m["k"], "seed": m["seed"],
                    "focus_init": m["focus_init"], "classify_init": m["classify_init"],
                    "train_part": m["train"], "stop_epoch": int(r["stop_epoch"][i])}
@@ -179,6 +181,72 @@ def ecml_table() -> pd.DataFrame:
         row = {"layer": layer, "k": k, "runs": len(g)}
         for m in ("train_acc", "train_ftpt", "train_ffpt", "test_acc", "test_ftpt"):
             row[m] = summary(g[m].to_numpy()) if g[m].notna().any() else "—"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# --------------------------------------------------------------------------------------------------
+# T-CIFAR-ECML: the authors' earlier setup (SGD with momentum, nets with biases and default init)
+# --------------------------------------------------------------------------------------------------
+#: our layer role -> the authors' layer name (their six-conv CIFAR nets)
+ECML_LAYERS = {"zeroth": "zeroth", "middle": "third", "last": "sixth"}
+
+
+def ecml_layers(S) -> dict:
+    """Our three averaging layers by role: {"zeroth": 0, "middle": 2 | 3, "last": 3 | 6} (digits | CIFAR)."""
+    data = image_data(S)
+    return {"zeroth": 0, "middle": image_train.middle_layer(data), "last": image_train.last_layer(data)}
+
+
+def ecml_layer_note(S) -> str:
+    """Which conv each role is, for the chapter's text."""
+    n = image_train.last_layer(image_data(S))
+    mid = ecml_layers(S)["middle"]
+    return (f"Averaging layers: zeroth = the images; middle = conv {mid} of {n} (the authors' third); "
+            f"last = conv {n} of {n} (the authors' sixth).")
+
+
+def ecml_programs(S) -> dict:
+    """Train (or load) the T-CIFAR-ECML programs: one per averaging layer (zeroth, middle, last), each holding
+    every seed × {softmax, softmax with entropy weight ``entropy_k``}; SGD with momentum, PyTorch's default
+    initialisation with biases. Returns ``{(conv layer, lr): result}``."""
+    data = image_data(S)
+    members = [image_train.member(s, k, "softmax") for s in seeds_of(S) for k in (0.0, float(S.entropy_k))]
+    out = {}
+    for layer in ecml_layers(S).values():
+        cfg = image_train.program_config(data, members, layer=layer, width=S.width, lr=S.lr, batch=S.batch,
+                                         epochs=S.epochs, stop_loss=0.05, optimizer="sgd",
+                                         momentum=S.momentum, init="default")
+        out[(layer, float(S.lr))] = image_train.train_program(cfg)
+    return out
+
+
+def ecml_frame(results: dict, S) -> pd.DataFrame:
+    """One row per network of the T-CIFAR-ECML programs; ``layer`` is the role (zeroth / middle / last)."""
+    return member_frame(results, {v: k for k, v in ecml_layers(S).items()})
+
+
+ECML_METRICS = ("train_acc", "train_ftpt", "train_ffpt", "test_acc", "test_ftpt", "test_ffpt")
+
+
+def ecml_cifar_table(df: pd.DataFrame, S) -> pd.DataFrame:
+    """The authors' six settings (zeroth / third / sixth layer × k = 0, 0.01), mean ± sd over their five runs,
+    ours beside (mean ± sd over our seeds): our middle layer stands for their third, our last for their sixth,
+    our ``entropy_k`` for their 0.01. "—": a column the authors did not report."""
+    paper = REFERENCE["T-CIFAR-ECML-MEAN"]
+    mine = {v: k for k, v in ECML_LAYERS.items()}
+    rows = []
+    for _, p in paper.iterrows():
+        role = mine[p.layer]
+        k = float(S.entropy_k) if p.k > 0 else 0.0
+        ours = select(df, layer=role, k=k)
+        row = {"paper layer": p.layer, "our layer": role, "k: paper": p.k, "k: ours": k,
+               "failed: ours": failure_text(int(ours["failed"].sum()), len(ours)) if len(ours) else NOT_RUN}
+        for m in ECML_METRICS:
+            n = int(p[f"{m}_n"])
+            row[f"{m}: paper"] = "—" if n == 0 else (f"{p[m]:.1f} ± {p[f'{m}_sd']:.1f} (n={n})" if n > 1
+                                                     else f"{p[m]:.1f} (n=1)")
+            row[f"{m}: ours"] = summary(ours[m].to_numpy()) if len(ours) else NOT_RUN
         rows.append(row)
     return pd.DataFrame(rows)
 

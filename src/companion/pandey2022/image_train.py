@@ -7,13 +7,15 @@ normaliser (softmax, sparsemax or spherical softmax), initialisation (random "R"
 classifier) and choice of which part trains ("both", "focus", "classify", "none"). Members' parameters are
 stacked along a leading axis and the single-network modules of :mod:`.cnn` are mapped over that axis with
 ``torch.func.vmap`` + ``functional_call``; the loss is the sum of the members' losses, so each member
-receives exactly its own gradient, and Adam (element-wise) then updates each member exactly as a separate
-Adam would.
+receives exactly its own gradient, and Adam or SGD with momentum (both element-wise) then updates each
+member exactly as a separate optimiser would.
 
 Per member:
 
 * loss = (1 − k)·CE + k·mean_batch H(α) (H in nats; see :func:`entropy_nats`);
-* two Adam optimisers (focus net, classification net), stepped every minibatch;
+* two optimisers (focus net, classification net), stepped every minibatch: Adam (the authors' later code) or
+  SGD with momentum (their earlier, ECML-era code), a program-level choice like the initialisation
+  convention of the nets (:data:`.cnn.INITS`);
 * data order: a fresh permutation of the training mosaics every epoch from the member's seed;
 * early stop when the member's mean minibatch loss over an epoch is ≤ ``stop_loss`` (0.05 for CIFAR);
 * a member whose part is not trained, or that has stopped, keeps its parameters exactly (its update is
@@ -40,7 +42,7 @@ from ..progress import progress
 from ..seeding import generator, seed_all
 from . import images as images_mod
 from . import metrics
-from .cnn import SDCImageNet, averaging_layers
+from .cnn import INITS, SDCImageNet, averaging_layers
 from .normalisers import NORMALISERS
 
 #: Code the cached results depend on (fingerprinted by the cache with the shared modules). Narrower than the
@@ -50,6 +52,7 @@ SCOPE = ("pandey2022/images.py", "pandey2022/cnn.py", "pandey2022/image_train.py
 KIND = "pandey2022-image-sdc"
 KIND_PRETRAIN = "pandey2022-image-pretrain"
 PARTS = ("both", "focus", "classify", "none")
+OPTIMIZERS = ("adam", "sgd")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -88,6 +91,12 @@ def arch_for(data: dict) -> str:
 def last_layer(data: dict) -> int:
     """The latest averaging layer available (3 for the digits nets, 6 = "sixth" for CIFAR)."""
     return max(averaging_layers(arch_for(data)))
+
+
+def middle_layer(data: dict) -> int:
+    """The averaging layer between the input and the last conv: the conv after the first pooling (2 for the
+    digits nets, 3 = "third" for CIFAR)."""
+    return averaging_layers(arch_for(data))[1]
 
 
 def member(seed: int, k: float = 0.0, normaliser: str = "softmax", focus_init: str = "R",
@@ -154,6 +163,13 @@ class _Stacked:
     def names(self, name: str) -> list[str]:
         prefix = {"focus": "focus_net.", "classify": "classification_net."}[name]
         return [n for n in self.params if n.startswith(prefix)]
+
+
+def _optimizer(params: list[torch.Tensor], cfg: dict) -> torch.optim.Optimizer:
+    """Adam, or SGD with momentum, over one part's stacked parameters."""
+    if cfg["optimizer"] == "sgd":
+        return torch.optim.SGD(params, lr=cfg["lr"], momentum=cfg["momentum"])
+    return torch.optim.Adam(params, lr=cfg["lr"])
 
 
 def _masked_step(opt: torch.optim.Optimizer, params: list[torch.Tensor], active: torch.Tensor) -> None:
@@ -274,17 +290,28 @@ def pretrain(data: dict, seeds, width: float, epochs: int, lr: float = 1e-3, bat
 def program_config(data: dict, members: list[dict], *, layer: int = 0, width: float = 0.5, lr: float = 5e-4,
                    batch: int = 250, epochs: int = 10,
                    stop_loss: float = 0.05, pretrain_epochs: int = 0, pretrain_lr: float = 1e-3,
-                   n_examples: int = 8) -> dict:
-    """Every setting of one batched program (this dict is the cache key)."""
+                   n_examples: int = 8, optimizer: str = "adam", momentum: float = 0.0,
+                   init: str = "xavier") -> dict:
+    """Every setting of one batched program (this dict is the cache key). ``optimizer``: "adam" or "sgd"
+    (with ``momentum``; the authors' ECML-era runs: 0.9); ``init``: the nets' initialisation convention."""
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, not {optimizer!r}")
+    if optimizer == "adam" and momentum:
+        raise ValueError("momentum applies to optimizer='sgd' only")
+    if init not in INITS:
+        raise ValueError(f"init must be one of {INITS}, not {init!r}")
     if any(m["focus_init"] == "P" or m["classify_init"] == "P" for m in members):
         if layer != 0:
             raise ValueError("pre-trained initialisations are defined for zeroth-layer averaging only")
         if pretrain_epochs < 1:
             raise ValueError("pre-trained members need pretrain_epochs >= 1")
+        if init != "xavier":
+            raise ValueError("pre-trained members are defined for the 'xavier' initialisation only")
     return {"data": data, "members": list(members), "layer": int(layer), "width": float(width),
             "lr": float(lr), "batch": int(batch), "epochs": int(epochs),
             "stop_loss": float(stop_loss), "pretrain_epochs": int(pretrain_epochs),
-            "pretrain_lr": float(pretrain_lr), "n_examples": int(n_examples), "dtype": "float32"}
+            "pretrain_lr": float(pretrain_lr), "n_examples": int(n_examples), "dtype": "float32",
+            "optimizer": optimizer, "momentum": float(momentum), "init": init}
 
 
 def train_program(cfg: dict) -> dict:
@@ -304,8 +331,8 @@ def _train(cfg: dict) -> dict:
     E = len(members)
     seeds = [m["seed"] for m in members]
     seed_all(seeds[0])  # dropout draws (CIFAR nets only); the digits nets have no dropout
-    nets = [SDCImageNet(arch, cfg["layer"], m["normaliser"], cfg["width"], split.n_classes, seed=m["seed"])
-            for m in members]
+    nets = [SDCImageNet(arch, cfg["layer"], m["normaliser"], cfg["width"], split.n_classes, seed=m["seed"],
+                        init=cfg["init"]) for m in members]
     pre = None
     if any(m["focus_init"] == "P" or m["classify_init"] == "P" for m in members):
         pre = pretrain(data, sorted(set(seeds)), cfg["width"], cfg["pretrain_epochs"], cfg["pretrain_lr"],
@@ -326,8 +353,7 @@ def _train(cfg: dict) -> dict:
     is_softmax = torch.tensor([m["normaliser"] == "softmax" for m in members], device=dev)
     trains_f = torch.tensor([m["train"] in ("both", "focus") for m in members])
     trains_c = torch.tensor([m["train"] in ("both", "classify") for m in members])
-    opt_f = torch.optim.Adam(model.part("focus"), lr=cfg["lr"])
-    opt_c = torch.optim.Adam(model.part("classify"), lr=cfg["lr"])
+    opt_f, opt_c = (_optimizer(model.part(part), cfg) for part in ("focus", "classify"))
     gens = [generator(s) for s in seeds]
     N, B = len(split.train), cfg["batch"]
     nb = max(N // B, 1)

@@ -192,7 +192,16 @@ _CIFAR_ECML = [
     ("sixth", 0.01, 5, None, None, None, None, 85.80, None),
 ]
 REFERENCE["T-CIFAR-ECML"] = pd.DataFrame(_rows(("layer", "k", "run", "train_acc", "train_ftpt", "train_ffpt", "test_acc",
-                                                "test_ftpt", "test_ffpt"), _CIFAR_ECML, "[REPO-ECML]", n=1))
+                                                "test_ftpt", "test_ffpt"), _CIFAR_ECML, "[REPO-ECML section_8]", n=1))
+# Accuracy = FTPT + FFPT in every k = 0 row, so the k = 0.01 zeroth-layer runs' test FFPT is their accuracy minus FTPT.
+_e = REFERENCE["T-CIFAR-ECML"]
+_e["test_ffpt"] = _e["test_ffpt"].fillna(_e["test_acc"] - _e["test_ftpt"])
+# Mean, sd and number of runs of every (layer, k) of that table, in the authors' order (the chapter's rows).
+_ge = _e.groupby(["layer", "k"], sort=False)
+_num_e = [c for c in _e.columns if c.startswith(("train_", "test_"))]
+REFERENCE["T-CIFAR-ECML-MEAN"] = _ge[_num_e].mean().join(_ge[_num_e].std(ddof=1).add_suffix("_sd")).join(
+    _ge[_num_e].count().add_suffix("_n")).join(_ge.size().rename("n")).reset_index()
+REFERENCE["T-CIFAR-ECML-MEAN"]["source"] = "[REPO-ECML section_8]"
 
 # Pre-training study on CIFAR-10 mosaics, one run per row, both nets "CNN-6" or both "CNN-3" [REPO-EXPL
 # "Testing attention with cheating network"]: (net, focus init, classifier init, part trained, epochs, train acc,
@@ -258,6 +267,11 @@ _EFFECTS = {
                                    {"focus_init": "P", "classify_init": "R", "train_part": "both"}, "train_ftpt", "net"),
     "frozen-focus-test-acc": ("T-INIT-PRETRAIN", {"focus_init": "R", "classify_init": "R", "train_part": "both"},
                               {"focus_init": "R", "classify_init": "R", "train_part": "classify"}, "test_acc", "net"),
+    # the earlier SGD runs (T-CIFAR-ECML), paired by run (the same five seeds in every row)
+    "ecml-third-ftpt": ("T-CIFAR-ECML", {"layer": "third", "k": 0}, {"layer": "zeroth", "k": 0}, "train_ftpt", "run"),
+    "ecml-sixth-ftpt": ("T-CIFAR-ECML", {"layer": "sixth", "k": 0}, {"layer": "zeroth", "k": 0}, "train_ftpt", "run"),
+    "ecml-entropy-test-ftpt": ("T-CIFAR-ECML", {"layer": "zeroth", "k": 0.01}, {"layer": "zeroth", "k": 0}, "test_ftpt",
+                               "run"),
 }
 REFERENCE["IMAGE-EFFECTS"] = pd.DataFrame(
     [{"effect": name, **_effect(*spec), "table": spec[0], "source": REFERENCE[spec[0]]["source"].iloc[0]}
