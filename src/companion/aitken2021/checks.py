@@ -22,6 +22,7 @@ __all__ = [
     "diagonal_share",
     "temporal_vs_largest_other",
     "average_attention_accuracy",
+    "temporal_only_drop",
     "readout_angles",
     "temporal_diagonal_share",
     "temporal_dimension",
@@ -57,6 +58,12 @@ def temporal_vs_largest_other(a: Analysis) -> tuple[np.ndarray, np.ndarray]:
 def average_attention_accuracy(a: Analysis) -> np.ndarray:
     """Word accuracy when each sample's attention is replaced by the average attention matrix."""
     return _np(a.aam["substitution_word"])
+
+
+def temporal_only_drop(a: Analysis) -> np.ndarray:
+    """Word accuracy with each sample's own attention minus the word accuracy when that attention is
+    replaced by the temporal-only attention ``softmax_s(mu^E_s . mu^D_t)`` (same decoder states)."""
+    return _np(a.accuracy["word"] - a.aam["temporal_word"])
 
 
 def readout_angles(a: Analysis) -> tuple[np.ndarray, np.ndarray]:

@@ -33,6 +33,8 @@ __all__ = [
     "p_varpr",
     "p_ved",
     "p_norm",
+    "p_temporal_only",
+    "p_null_input",
     "p_arch",
     "p_accuracy",
     "p_loss",
@@ -322,6 +324,74 @@ def p_norm(analyses: Mapping[str, Analysis]) -> plt.Figure:
     for ax in axes:
         ax.set_xticks(x, labels)
         ax.legend(fontsize=8)
+    return fig
+
+
+# --------------------------------------------------------------------------- temporal-only attention
+
+
+def p_temporal_only(analyses: Mapping[str, Analysis]) -> plt.Figure:
+    """Word accuracy with each sample's own attention, with the average attention matrix in its place and
+    with the temporal-only attention ``softmax_s(mu^E_s . mu^D_t)`` in its place (same decoder states).
+
+    Bars: mean over networks; dots: one per network.
+    """
+    kinds = [("own attention", lambda a: a.accuracy["word"], COLORS["attention"]),
+             ("average attention matrix", lambda a: a.aam["substitution_word"], COLORS["pe"]),
+             ("temporal-only attention", lambda a: a.aam["temporal_word"], "firebrick")]
+    fig, ax = plotting.new_figure(width=max(4.4, 2.2 + 1.6 * len(analyses)), height=3.2)
+    width = 0.8 / len(kinds)
+    lowest = 1.0
+    for i, a in enumerate(analyses.values()):
+        for j, (label, get, colour) in enumerate(kinds):
+            v = _np(get(a))
+            x = i + (j - (len(kinds) - 1) / 2) * width
+            ax.bar(x, v.mean(), width, color=colour, label=label if i == 0 else None)
+            ax.plot(np.full(len(v), x), v, "o", ms=3, color="k")
+            lowest = min(lowest, float(v.min()))
+    ax.set_xticks(range(len(analyses)), list(analyses))
+    ax.set_ylim(max(0.0, lowest - 0.05), 1.005)
+    ax.set_ylabel("greedy word accuracy")
+    ax.set_title("accuracy with the attention replaced")
+    ax.legend(fontsize=7, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.12), frameon=False)
+    return fig
+
+
+# --------------------------------------------------------------------------- null input (M9)
+
+
+def p_null_input(analyses: Mapping[str, Analysis], reference: Mapping[str, float] | None = None,
+                 min_len: int | None = None) -> plt.Figure:
+    """M9 against time: ``||mu_t - h_null_t|| / ||mu_t||`` (left) and the angle between ``mu_t`` and
+    ``h_null_t`` (right), encoder (orange) and decoder (purple); mean over networks, band = +- sd.
+
+    ``reference``: ``{"relative": r, "angle": deg}`` drawn as dotted lines (the development notebook's
+    single network); ``min_len``: a grey line where the shortest sequence ends.
+    """
+    fig, axes = plotting.new_figure(1, 2, width=4.2, height=3.2)
+    axes = np.asarray(axes).ravel()
+    styles = ["-", "--", ":", "-."]
+    for k, (label, a) in enumerate(analyses.items()):
+        for side in ("encoder", "decoder"):
+            r = a.null_input[side]
+            for ax, key in zip(axes, ("relative", "angle")):
+                v = _np(r[key])
+                mu = np.nanmean(v, 0)
+                sd = np.nanstd(v, 0) if v.shape[0] > 1 else np.zeros_like(mu)
+                steps = np.arange(len(mu))
+                name = f"{label} {side}" if len(analyses) > 1 else side
+                ax.plot(steps, mu, styles[k % len(styles)], color=COLORS[side], label=name)
+                ax.fill_between(steps, mu - sd, mu + sd, color=COLORS[side], alpha=0.15)
+    titles = (r"$\|\mu_t - h^{null}_t\| / \|\mu_t\|$", r"angle($\mu_t$, $h^{null}_t$), degrees")
+    for ax, key, title in zip(axes, ("relative", "angle"), titles):
+        if reference and key in reference:
+            ax.axhline(reference[key], color="k", ls=":", lw=1, label="development notebook, one network")
+        if min_len:
+            ax.axvline(min_len, color="grey", ls="--", lw=1)
+        ax.set_xlabel("step (encoder s, decoder t)")
+        ax.set_title(title)
+        ax.set_ylim(bottom=0)
+    axes[0].legend(fontsize=7)
     return fig
 
 

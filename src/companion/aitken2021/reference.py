@@ -7,6 +7,8 @@ against it, and the accuracy chapter sets the tables beside ours.
 
 - ``T1``: test accuracy per (task, architecture) in the development notebook (1000 fresh sequences).
 - ``T2``: the training recipe of the development code, one row per setting.
+- ``T3``: analysis numbers the development notebook printed for a single network (not an ensemble);
+  sanity targets for our observations, not thresholds.
 """
 # ruff: noqa: E501  (data rows read best one row per line)
 from __future__ import annotations
@@ -44,7 +46,20 @@ _T2 = [
     ("vocabulary, lengths, padding", "3 words, 15-19, pad to 20"),
 ]
 
+_T3 = [
+    # quantity, value, network, source
+    ("null input: mean ||mu_t - h_null_t|| / ||mu_t||", 0.12, "one development network (which one not recorded)", "[CODE] development notebook, cell 104"),
+    ("null input: mean angle between mu_t and h_null_t (degrees)", 6.9, "one development network (which one not recorded)", "[CODE] development notebook, cell 104"),
+]
+
 REFERENCE: dict[str, pd.DataFrame] = {
     "T1": pd.DataFrame(_T1, columns=["task", "arch", "phrase_accuracy", "word_accuracy", "source"]),
     "T2": pd.DataFrame(_T2, columns=["setting", "development code"]),
+    "T3": pd.DataFrame(_T3, columns=["quantity", "value", "network", "source"]),
 }
+
+
+def null_input_reference() -> dict[str, float]:
+    """The development notebook's null-input comparison (T3) as ``{"relative": ..., "angle": ...}``."""
+    t = REFERENCE["T3"].set_index("quantity")["value"]
+    return {"relative": float(t[_T3[0][0]]), "angle": float(t[_T3[1][0]])}
