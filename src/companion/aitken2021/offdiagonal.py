@@ -11,6 +11,8 @@ temporal components alone would put the attention and what the input components 
 * :func:`word_temporal_offset`: each input word's non-temporal part against the
   decoder's temporal component at nearby steps (the development code's
   ``enc_word_dec_temp``);
+* :func:`word_read_offsets` / :func:`word_offset_table`: for every input word, where the decoder
+  actually reads it (from the grammar) beside the offset at which its pull is largest;
 * :func:`dot_decomposition_example`: one sample's alignment split into temporal and input parts;
 * :func:`source_agreement`: how often the attention, the temporal-only attention and the
   temporal + input attention land on the true source word;
@@ -30,8 +32,9 @@ from .escan import ESCAN, find_scan_offset, source_offset
 from .metrics import attention_argmax_agreement
 from .models import MASK_SCORE
 
-__all__ = ["temporal_offset", "offset_stats", "word_temporal_offset", "pick_example",
-           "dot_decomposition_example", "interesting_steps", "source_agreement", "diagonal_share"]
+__all__ = ["temporal_offset", "offset_stats", "word_temporal_offset", "word_read_offsets",
+           "word_offset_table", "pick_example", "dot_decomposition_example", "interesting_steps",
+           "source_agreement", "diagonal_share"]
 
 
 def temporal_offset(a: Analysis, min_count: int = 10) -> dict:
@@ -126,6 +129,53 @@ def word_temporal_offset(a: Analysis, b_off: int = 2, f_off: int = 4) -> dict:
             cnt.scatter_add_(1, tokens[:, :, s], w)
         vals[:, :, j] = torch.where(cnt > 0, num / cnt.clamp_min(1), torch.full_like(num, math.nan))
     return {"values": vals, "offsets": offsets, "words": list(enc.label_names)}
+
+
+def word_read_offsets(a: Analysis) -> dict:
+    """Where the decoder reads each input word: the mean offset ``o = t - s*`` over every output step t
+    whose true source ``s*`` holds that word (eSCAN's ground truth; the same for every network).
+
+    Returns ``{word: (mean offset, number of reads)}``; a word that is never read (eSCAN's "and")
+    has ``(nan, 0)``. Same sign convention as :func:`word_temporal_offset`: a negative offset means
+    the word is read by an earlier decoder step than its own index.
+    """
+    data = a.data
+    source = data.meta["expected_source"]  # (B, T), -1 where there is no source
+    t = torch.arange(source.shape[-1]).expand_as(source)
+    rows = data.target_valid & (source >= 0)
+    word = torch.gather(data.inputs, -1, source.clamp(min=0))
+    out = {}
+    for k, name in enumerate(data.in_vocab.tokens):
+        hit = rows & (word == k)
+        n = int(hit.sum())
+        out[name] = (float((t - source)[hit].double().mean()) if n else math.nan, n)
+    return out
+
+
+def word_offset_table(wdt: dict, read: dict, words=None):
+    """One row per input word: ``W_x(o)`` at every offset (mean over networks), the offset where it
+    peaks (mean +- sd over networks) and where the decoder reads the word (:func:`word_read_offsets`).
+
+    ``wdt`` is a :func:`word_temporal_offset` result; ``words`` picks and orders the rows.
+    """
+    import pandas as pd
+
+    from .. import stats
+
+    vals = wdt["values"]  # (E, K, O)
+    names = wdt["words"]
+    rows = {}
+    for w in words or names:
+        v = vals[:, names.index(w)]
+        if not torch.isfinite(v).all():
+            continue
+        peak = torch.tensor(wdt["offsets"])[v.argmax(-1)].double()
+        row = {f"o={o:+d}": float(v[:, j].mean()) for j, o in enumerate(wdt["offsets"])}
+        row["peak offset"] = stats.summary(peak.numpy(), "{:.1f}")
+        mean, n = read.get(w, (math.nan, 0))
+        row["read at offset"] = f"{mean:+.2f}" if n else "never read"
+        rows[w] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def pick_example(a: Analysis, need=("and", "left", "twice")) -> int:

@@ -1,10 +1,10 @@
 """Panels for the beyond-one-to-one chapters (Figures 5, 6) and the learned-attention appendices.
 
 One function per panel: the temporal-component offset (:func:`p_off`), encoder word
-against decoder temporal component (:func:`p_wdt`), one sample's alignment split
-(:func:`p_dotdec`), the average-attention approximation across tasks (:func:`p_aam`,
-:func:`p_groups`), word variance (:func:`p_wvar`), input/readout alignment on a word
-list (:func:`p_ro_pairs`), source finding (:func:`p_source`), English->French scores
+against decoder temporal component (:func:`p_wdt`; as a word x offset map, :func:`p_wdt_map`),
+one sample's alignment split (:func:`p_dotdec`), the average-attention approximation across
+tasks (:func:`p_aam`, :func:`p_groups`), word variance (:func:`p_wvar`), input/readout alignment
+on a word list (:func:`p_ro_pairs`), source finding (:func:`p_source`), English->French scores
 (:func:`p_enfr_scores`) and learned attention before/after its projections
 (:func:`p_qkv_temporal`, :func:`p_qkv_values`). Each returns a matplotlib Figure;
 colours follow :mod:`companion.aitken2021.plots`. Layouts are ours: the paper's figures
@@ -25,7 +25,7 @@ from .plots import ARCH_COLORS, COLORS, WORD_COLORS
 
 plotting.set_theme()
 
-__all__ = ["p_off", "p_wdt", "p_dotdec", "p_aam", "p_groups", "p_wvar", "p_ro_pairs", "p_source",
+__all__ = ["p_off", "p_wdt", "p_wdt_map", "p_dotdec", "p_aam", "p_groups", "p_wvar", "p_ro_pairs", "p_source",
            "p_qkv_temporal", "p_qkv_values", "p_enfr_scores"]
 
 TASK_MARKERS = {"one-to-one": "o", "eSCAN": "s", "En-Fr": "^"}
@@ -114,6 +114,44 @@ def p_wdt(m7: Mapping[str, dict], words: Sequence[str] | None = None) -> plt.Fig
         ax.set_xticks(range(len(show)), [names[k] for k in show], rotation=30)
         ax.axhline(0, color="k", lw=0.6)
         ax.set_ylabel("value at o = 0")
+    return fig
+
+
+def p_wdt_map(m7: Mapping[str, dict], read: Mapping[str, dict] | None = None,
+              words: Sequence[str] | None = None) -> plt.Figure:
+    """Encoder word against decoder temporal component as a map: rows input words, columns the offset
+    o = t - s, colour ``(h^E_s - mu^E_s) . mu^D_{s+o}`` (mean over networks, red positive, blue
+    negative; each row scaled by its largest |value| so that small words show too). Black squares:
+    the offset where each word peaks; white circles: the mean offset at which the decoder reads the
+    word (``read``: label -> :func:`.offdiagonal.word_read_offsets`)."""
+    n = len(m7)
+    fig, axes = plotting.new_figure(1, n, width=3.8, height=3.4, squeeze=False)
+    for j, (label, r) in enumerate(m7.items()):
+        ax = axes[0, j]
+        vals = _np(r["values"]).mean(0)  # (K, O)
+        names = r["words"]
+        show = [k for k, w in enumerate(names)
+                if (words is None or w in words) and np.isfinite(vals[k]).all()]
+        if words is not None:
+            show.sort(key=lambda k: list(words).index(names[k]))
+        M = vals[show]
+        M = M / np.abs(M).max(1, keepdims=True).clip(min=1e-12)
+        offsets = list(r["offsets"])
+        ax.imshow(M, cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto",
+                  extent=(offsets[0] - 0.5, offsets[-1] + 0.5, len(show) - 0.5, -0.5))
+        ax.plot([offsets[int(np.argmax(vals[k]))] for k in show], range(len(show)), "s", color="k", ms=5,
+                label="peak")
+        if read is not None and label in read:
+            rd = [(i, read[label].get(names[k], (np.nan, 0))[0]) for i, k in enumerate(show)]
+            rd = [(i, o) for i, o in rd if np.isfinite(o)]
+            ax.plot([o for _, o in rd], [i for i, _ in rd], "o", mfc="white", mec="k", ms=6, label="read at")
+        ax.axvline(0, color="k", ls="--", lw=0.8)
+        ax.grid(False)
+        ax.set_yticks(range(len(show)), [names[k] for k in show])
+        ax.set_xticks(offsets)
+        ax.set_xlabel("offset o = t - s (decoder - encoder)")
+        ax.set_title(f"{label}: word x offset (row-scaled)", fontsize=9)
+        ax.legend(fontsize=7, loc="lower right")
     return fig
 
 
