@@ -6,6 +6,7 @@ Modules (one concept each):
 - :mod:`.models`    VED / AED / AO networks stacked over an ensemble axis; forward returns a
                     :class:`~.models.Trace`
 - :mod:`.train`     the paper's optimiser recipe, ensembles as one batched program, cached
+- :mod:`.nongated`  a non-gated AO (tanh layers instead of gated cells), trained with the same recipe
 - :mod:`.decompose` temporal (mu), input-delta (chi) and residual (delta) components; the nine alignment terms
 - :mod:`.metrics`   M1-M9 of the reference note, accuracies
 - :mod:`.analysis`  one call that runs a trained ensemble on an analysis set and computes everything
