@@ -409,3 +409,34 @@ def test_claim_inputs_pair_runs_and_leave_unrun_settings_empty():
     assert len(studies.paired(runs, "ftpt", dict(layer="first"), dict(layer="zeroth"))["a"]) == 0
     r = studies.rates(runs, dict(layer="zeroth", focus_width=10), dict(layer="first"))
     assert r == {"successes": (3, 0), "trials": (3, 0)}
+
+
+@pytest.mark.parametrize("profile", ["smoke", "quick", "paper"])
+def test_f_trend_reads_the_tables_own_programs(profile):
+    """Every setting F-TREND shows is a k = 0 program one of the tables (t-d1, t-d2a, t-layer) trains under
+    the same profile, with the same configuration: the chapter loads it from the cache instead of training."""
+    from companion import cache, config
+    from companion.pandey2022 import studies
+
+    def key(cfg):
+        return cache.key(train.CACHE_KIND, cfg, train.CACHE_SCOPE)
+
+    d1, d2a, lay = (config.resolve(ch, profile=profile) for ch in ("t-d1", "t-d2a", "t-layer"))
+    tables = {key(studies.program_config("d1", "A_1", layer=layer, seeds=range(d1.n_seeds), epochs=d1.epochs,
+                                         dtype=d1.dtype)) for layer in studies.parse_layers(d1.layers)}
+    tables |= {key(studies.program_config("d2", "A_2_1", layer=layer, seeds=range(d2a.n_seeds),
+                                          epochs=d2a.epochs, dtype=d2a.dtype))
+               for layer in studies.parse_layers(d2a.layers)}
+    tables |= {key(studies.program_config("d1", "D1-ecml", layer=layer, seeds=range(lay.n_seeds),
+                                          epochs=lay.epochs, dtype=lay.dtype,
+                                          lrs=studies.parse_list(lay.lrs)))
+               for layer in studies.parse_layers(lay.layers)}
+    if lay.with_d2:
+        tables |= {key(studies.program_config("d2", "D2-ecml", layer=layer, seeds=range(lay.n_seeds),
+                                              epochs=lay.epochs, dtype=lay.dtype, lrs=[0.01]))
+                   for layer in studies.parse_layers(lay.d2_layers)}
+    S = config.resolve("f-trend", profile=profile)
+    settings = studies.trend_settings(S)
+    assert {s["table"] for s in settings} >= {"T-D1", "T-D2a"}
+    for s in settings:
+        assert key(studies.trend_config(s, S.dtype)) in tables, s

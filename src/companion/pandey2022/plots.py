@@ -8,6 +8,8 @@ dashed), FTPF (grey solid), FFPF (grey dashed) in % against epochs.
 """
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import seaborn as sns
 import torch
@@ -175,6 +177,34 @@ def trend_grid(epochs, curves, members: list, titles: list, ncols: int = 4):
         category_curves(ax, epochs, curves, members[i], titles[i])
         if i:
             ax.set_xlabel("")
+    axes.flat[0].legend(fontsize=6)
+    return fig
+
+
+def trend_panels(items: list[dict], ncols: int = 3):
+    """F-TREND across settings: one panel per setting (``label``, a program ``result`` and the ``members``
+    that are its runs), the mean over its runs of each category's training curve (thick) and every run's
+    FFPT (thin dashed)."""
+    n = len(items)
+    ncols = max(1, min(ncols, n))
+    nrows = (n + ncols - 1) // ncols
+    fig, axes = new_figure(nrows, ncols, width=3.0, height=2.4, squeeze=False, sharey=True)
+    for i, ax in enumerate(axes.flat):
+        if i >= n:
+            ax.axis("off")
+            continue
+        it = items[i]
+        ep, cur, idx = np.asarray(it["result"]["epochs"]), it["result"]["curves"]["train"], it["members"]
+        for e in idx:
+            ax.plot(ep, cur["ffpt"][e].numpy(), color="black", ls="--", lw=0.6, alpha=0.35)
+        for cat in CATEGORIES:
+            col, ls = CAT_STYLE[cat]
+            ax.plot(ep, cur[cat][idx].numpy().mean(0), color=col, ls=ls, lw=2.2, label=CAT_LABEL[cat])
+        ax.set_ylim(-3, 103)
+        ax.set_title(textwrap.fill(it["label"], 32), fontsize=9)
+        ax.set_xlabel("epoch" if i >= n - ncols else "")
+        if i % ncols == 0:
+            ax.set_ylabel("% of training mosaics")
     axes.flat[0].legend(fontsize=6)
     return fig
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from .. import registry, stats
 from . import data as data_mod
 from . import metrics as met
 from . import train as T
@@ -49,17 +50,21 @@ def parse_layers(text) -> list[str]:
     return layers
 
 
-def program(dataset: str, arch_name: str, *, layer, seeds, epochs: int, dtype: str = "float32",
-            k: float = 0.0, normaliser: str = "softmax", focus_zero=None, lrs=(0.001,), widths=None,
-            stop_loss=0.01, stop_on="minibatch") -> dict:
-    """Train (or load) one batched program; ``layer`` may be a name ('zeroth') or an index.
-    ``stop_on``: which loss the early stop reads (see :mod:`.train`)."""
+def program_config(dataset: str, arch_name: str, *, layer, seeds, epochs: int, dtype: str = "float32",
+                   k: float = 0.0, normaliser: str = "softmax", focus_zero=None, lrs=(0.001,), widths=None,
+                   stop_loss=0.01, stop_on="minibatch") -> dict:
+    """The configuration (= cache key) of one batched program; ``layer`` may be a name ('zeroth') or an
+    index. ``stop_on``: which loss the early stop reads (see :mod:`.train`)."""
     layer = LAYER_IDS.get(layer, layer)
-    cfg = T.ensemble_config(dataset, arch_name, layer=int(layer), normaliser=normaliser, seeds=seeds,
-                            ks=(k,), lrs=lrs, widths=widths, focus_zero=focus_zero, epochs=epochs,
-                            stop_loss=stop_loss, eval_every=min(EVAL_EVERY, epochs), dtype=dtype,
-                            stop_on=stop_on)
-    return T.run(cfg)
+    return T.ensemble_config(dataset, arch_name, layer=int(layer), normaliser=normaliser, seeds=seeds,
+                             ks=(k,), lrs=lrs, widths=widths, focus_zero=focus_zero, epochs=epochs,
+                             stop_loss=stop_loss, eval_every=min(EVAL_EVERY, epochs), dtype=dtype,
+                             stop_on=stop_on)
+
+
+def program(dataset: str, arch_name: str, **kwargs) -> dict:
+    """Train (or load) one batched program (arguments as :func:`program_config`)."""
+    return T.run(program_config(dataset, arch_name, **kwargs))
 
 
 def k_values(table: str, layer: str, ks: str) -> list[float]:
@@ -289,6 +294,98 @@ def curve_at(res: dict, column: str, epoch: int, split: str = "train") -> np.nda
     ep = res["epochs"].numpy()
     t = int(np.searchsorted(ep, epoch)) if epoch <= ep[-1] else len(ep) - 1
     return res["curves"][split][column][:, t].numpy().astype(float)
+
+
+# ------------------------------------------------------------------------------------------------
+# F-TREND: the training curves of every k = 0 setting the synthetic tables run
+#: what each table's programs are called in the chapter (words, not the tables' codes)
+TREND_NAMES = {("d1", "A_1"): "dataset 1", ("d2", "A_2_1"): "dataset 2",
+               ("d1", "D1-ecml"): "dataset 1, earlier nets", ("d2", "D2-ecml"): "dataset 2, earlier nets"}
+
+
+def trend_settings(S) -> list[dict]:
+    """F-TREND: the k = 0 programs of the synthetic tables, each with the settings of its table, so that the
+    chapter reads the tables' cached runs (same configuration, same cache key): dataset 1 (A_1, T-D1) at
+    ``d1_layers``; dataset 2 (A_2_1, T-D2a) at ``d2_layers``; with ``ecml``, T-LAYER's earlier nets (biases,
+    default init): dataset 1 at ``ecml_layers`` with every learning rate of ``ecml_lrs`` in one program, and
+    dataset 2 at ``ecml_d2_layers`` with lr 0.01."""
+    aaai = {"n_seeds": S.n_seeds, "epochs": S.epochs, "lrs": (0.001,)}
+    out = [{"table": "T-D1", "dataset": "d1", "arch": "A_1", "layer": layer, **aaai}
+           for layer in parse_layers(S.d1_layers)]
+    out += [{"table": "T-D2a", "dataset": "d2", "arch": "A_2_1", "layer": layer, **aaai}
+            for layer in parse_layers(S.d2_layers)]
+    if S.ecml:
+        ecml = {"n_seeds": S.ecml_n_seeds, "epochs": S.ecml_epochs}
+        out += [{"table": "T-LAYER", "dataset": "d1", "arch": "D1-ecml", "layer": layer,
+                 "lrs": tuple(parse_list(S.ecml_lrs)), **ecml} for layer in parse_layers(S.ecml_layers)]
+        out += [{"table": "T-LAYER", "dataset": "d2", "arch": "D2-ecml", "layer": layer, "lrs": (0.01,),
+                 **ecml} for layer in parse_layers(S.ecml_d2_layers)]
+    return out
+
+
+def trend_config(setting: dict, dtype: str) -> dict:
+    """The program configuration of one F-TREND setting (the same call its table makes, so the same key)."""
+    return program_config(setting["dataset"], setting["arch"], layer=setting["layer"],
+                          seeds=range(setting["n_seeds"]), epochs=setting["epochs"], dtype=dtype,
+                          lrs=setting["lrs"])
+
+
+def trend_programs(S) -> list[dict]:
+    """Train (or load) every F-TREND setting. One entry per setting and learning rate: ``label``,
+    ``table``, ``dataset``, ``layer``, ``lr``, ``epochs`` (the cap), ``result`` (the program) and
+    ``members`` (the indices of its runs at that learning rate)."""
+    out = []
+    for s in trend_settings(S):
+        res = T.run(trend_config(s, S.dtype))
+        for lr in s["lrs"]:
+            idx = [i for i, v in enumerate(res["members"]["lr"]) if np.isclose(v, lr)]
+            label = f"{TREND_NAMES[(s['dataset'], s['arch'])]}, {s['layer']} layer"
+            if s["table"] == "T-LAYER":
+                label += f", lr {lr:g}"
+            out.append({"label": label, "table": s["table"], "dataset": s["dataset"], "layer": s["layer"],
+                        "lr": float(lr), "epochs": s["epochs"], "result": res, "members": idx})
+    return out
+
+
+def _paper_final(item: dict) -> dict:
+    """The authors' final training FTPT and FFPT (and their number of runs) for an F-TREND setting, from its
+    table (k = 0; T-D1 and T-D2a give accuracy and FTPT, so FFPT = accuracy - FTPT)."""
+    t = reference(item["table"])
+    if item["table"] == "T-LAYER":
+        row = t[(t.dataset == item["dataset"]) & np.isclose(t.lr, item["lr"]) & (t.layer == item["layer"])]
+    else:
+        row = t[(t.layer == item["layer"]) & (t.k == 0)]
+    if len(row) != 1:
+        return {"ftpt": float("nan"), "ffpt": float("nan"), "n": 0}
+    r = row.iloc[0]
+    ffpt = float(r["ffpt"]) if "ffpt" in r and pd.notna(r["ffpt"]) else float(r["acc"] - r["ftpt"])
+    return {"ftpt": float(r["ftpt"]), "ffpt": ffpt, "n": int(r["n"])}
+
+
+def trend_table(items: list[dict]) -> pd.DataFrame:
+    """F-TREND, one row per setting: how FFPT moves from initialisation to a tenth of the epoch cap (the
+    interval of the paired rise, and the reading the registered rule of ``f-trend/ffpt-rises-early`` gives on
+    these runs: shown, not counted as a claim), and the final training FTPT and FFPT, ours (mean ± sd over
+    runs) beside the authors' (their table's mean)."""
+    rule = registry.get("f-trend/ffpt-rises-early")
+    rows = []
+    for it in items:
+        res, idx = it["result"], it["members"]
+        start = curve_at(res, "ffpt", 0)[idx]
+        early = curve_at(res, "ffpt", max(1, it["epochs"] // 10))[idx]
+        rise = stats.difference_interval(early, start)
+        paper = _paper_final(it)
+        final = {c: res["final"]["train"][c].numpy()[idx].astype(float) for c in ("ftpt", "ffpt")}
+        rows.append({
+            "setting": it["label"], "runs": len(idx),
+            "FFPT rise by 1/10 of the cap (95 % CI)": str(rise) if rise.n else "—",
+            "rises early? (rule of the claim)": registry.decide(rule, a=early, b=start).status,
+            "final FTPT: ours": stats.summary(final["ftpt"], "{:.1f}"),
+            "final FTPT: paper": f"{paper['ftpt']:.1f} (n={paper['n']})" if paper["n"] else "—",
+            "final FFPT: ours": stats.summary(final["ffpt"], "{:.1f}"),
+            "final FFPT: paper": f"{paper['ffpt']:.1f} (n={paper['n']})" if paper["n"] else "—",
+        })
+    return pd.DataFrame(rows)
 
 
 def best_count(runs: pd.DataFrame, **where) -> tuple[int, int]:
