@@ -165,7 +165,10 @@ def _record(args) -> int:
 
     params = {name: value for name, value in args.param or []}
     runner.prepare(args.chapter, params, args.profile)  # bad input: one line, nothing run or written
-    path = records.record(args.chapter, params, args.profile)
+    if args.workers < 1:
+        raise config.ConfigError(f"--workers must be at least 1, got {args.workers}")
+    path = records.record(args.chapter, params, args.profile, workers=args.workers, split=args.split,
+                          log=lambda *a: print(*a, file=sys.stderr))
     rec = records.load(args.chapter, args.profile)
     print(f"recorded {args.chapter} -> {path.relative_to(path.parents[2])}")
     print(f"{records.provenance(rec)}; {claims.counts_text(records.recorded_claims(rec))}")
@@ -237,6 +240,11 @@ def build_parser() -> argparse.ArgumentParser:
     prc.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
                      help="e.g. fewer seeds than the profile's: the record is then labelled partial")
     prc.add_argument("--profile", default="paper", help="smoke, quick or paper (default: paper)")
+    prc.add_argument("--workers", type=int, default=1,
+                     help="processes: first run the chapter once per item of a list parameter in parallel "
+                          "(filling the model cache), then in full from the cache")
+    prc.add_argument("--split", metavar="NAME", help="the list parameter to split on (default: the first "
+                                                      "with two or more items, e.g. layers)")
     prc.set_defaults(func=_record)
     pv = sub.add_parser("verify", help="re-run a recorded chapter with its recorded parameters and compare")
     pv.add_argument("chapter")

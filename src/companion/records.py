@@ -125,18 +125,69 @@ def _write(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
+def split_parameter(chapter: str, settings: dict[str, Any], name: str | None = None) -> tuple[str, list[str]]:
+    """The list parameter a parallel record splits on, and its items as this run resolves them.
+
+    Default: the first list parameter (layers, widths, ...) holding at least two items. A value
+    like ``ks paper`` names a grid rather than listing it, so it cannot be split."""
+    schema = config.schema(chapter)
+    names = [name] if name else [n for n, p in schema.items() if p.items is not None]
+    lists = ", ".join(x for x, p in schema.items() if p.items is not None) or "none"
+    for n in names:
+        if n not in schema or schema[n].items is None:
+            raise config.ConfigError(f"{chapter} has no list parameter {n!r} to split a record on "
+                                     f"(list parameters: {lists})")
+        items = _items(str(settings.get(n, "")))
+        if len(items) >= 2 and "paper" not in items:
+            return n, items
+        if name:
+            raise config.ConfigError(f"{chapter}: {n} = {settings.get(n)!r} has fewer than two items "
+                                     "to split")
+    raise config.ConfigError(f"{chapter} has no list parameter with two or more items; "
+                             "record it with one worker")
+
+
+def _warm(chapter: str, prof: str, raw: dict, name: str, items: list[str], workers: int, log) -> list[dict]:
+    """Run the chapter once per item of ``name`` on ``workers`` processes, filling the shared model
+    cache; the full run that follows then reads every training run from it."""
+    from . import parallel
+
+    base = {k: str(v) for k, v in raw.items()}
+    tasks = [dict(chapter_id=chapter, profile=prof, params={**base, name: item}) for item in items]
+    done = []
+    for r in parallel.run_tasks(tasks, workers, log=log):
+        if not r.get("ok"):
+            raise RuntimeError(f"{chapter} with {name}={r['params'][name]} failed: "
+                               f"{(r.get('error') or '').strip().splitlines()[-1:] or ['?']}")
+        done.append({"value": r["params"][name], "seconds": round(r["seconds"], 1)})
+        log(f"  {chapter} {name}={r['params'][name]}: {r['seconds']:.0f} s")
+    return done
+
+
 def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
-           output_dir: str | Path | None = None) -> Path:
-    """Execute ``chapter`` under ``profile`` (with ``raw_params`` overrides) and write its record."""
-    params = runner.prepare(chapter, raw_params or {}, profile)  # validates before anything runs
+           output_dir: str | Path | None = None, workers: int = 1, split: str | None = None,
+           log=print) -> Path:
+    """Execute ``chapter`` under ``profile`` (with ``raw_params`` overrides) and write its record.
+
+    ``workers`` > 1: the chapter first runs once per item of a list parameter (``split``, default the
+    first with two or more items, e.g. the layers of a table) on that many processes sharing the model
+    cache, then once in full from the cache. The record keeps the wall time of the whole and, as
+    ``core_s``, the sum of the processes' times (what one core would have spent)."""
+    raw = dict(raw_params or {})
+    params = runner.prepare(chapter, raw, profile)  # validates before anything runs
     prof = params.pop("profile")
     settings = config.resolve(chapter, prof, **params)
+    split_name, split_items = (split_parameter(chapter, settings.as_dict(), split) if workers > 1
+                               else (None, []))
     code = commit()  # the code that runs, taken before the (long) run
     with tempfile.TemporaryDirectory(prefix=f"record-{chapter}-") as tmp:
         t0 = time.perf_counter()
+        warm = _warm(chapter, prof, raw, split_name, split_items, workers, log) if split_name else []
+        t1 = time.perf_counter()
         out_dir = Path(output_dir or tmp)
         _, found = runner.run(chapter, params, prof, out_dir)
         wall = time.perf_counter() - t0
+        final = time.perf_counter() - t1
         tables_path = C.tables_file(out_dir / f"{chapter}.claims.json")
         tables = json.loads(tables_path.read_text()) if tables_path.is_file() else {}
     data = {
@@ -152,6 +203,10 @@ def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
         "claims": [c.as_row() for c in found],
         "tables": tables,
     }
+    if split_name:
+        data["workers"] = workers
+        data["core_s"] = round(sum(w["seconds"] for w in warm) + final, 1)
+        data["split"] = {"parameter": split_name, "runs": warm, "final_s": round(final, 1)}
     path = record_path(chapter, prof)
     _write(path, data)
     return path
@@ -180,7 +235,10 @@ def stale_ids(rec: dict) -> list[str]:
 def provenance(rec: dict) -> str:
     commit_short = rec["commit"][:10] + ("+dirty" if rec["commit"].endswith("+dirty") else "")
     return (f"recorded {rec['date'][:10]} at commit {commit_short}, {label(rec)}, "
-            f"wall time {rec['wall_s'] / 60:.1f} min on {rec['machine']}")
+            f"wall time {rec['wall_s'] / 60:.1f} min"
+            + (f" on {rec['workers']} processes ({rec['core_s'] / 60:.1f} core-min)"
+               if rec.get("workers") else "")
+            + f" on {rec['machine']}")
 
 
 def _close(a: float | None, b: float | None) -> bool:
@@ -314,7 +372,7 @@ def paper_cost(chapter: str, costs: dict | None = None) -> dict:
                 scale *= len(_items(full)) / max(1, len(_items(ran)))
             elif ran:
                 scale *= float(full) / float(ran)
-        s = rec["wall_s"] * scale
+        s = rec.get("core_s", rec["wall_s"]) * scale  # one core's cost, also for a record made on several
         how = "measured" if scale == 1.0 else f"measured on {label(rec)[len('paper (partial: '):-1]}, scaled"
         return {"low_s": s, "high_s": s, "how": how, "record": rec}
     est = (costs if costs is not None else load_costs().get("chapters", {})).get(chapter)
