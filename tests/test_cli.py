@@ -76,3 +76,18 @@ def test_parser_errors_exit_2(capsys):
     with pytest.raises(SystemExit) as exc:
         cli.main(["frobnicate"])
     assert exc.value.code == 2
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["--workers", "2", "--split", "n_seeds"], "t-d2b has no list parameter 'n_seeds'"),
+        (["--workers", "2", "--split", "ks"], "fewer than two items"),
+        (["--workers", "0"], "--workers must be at least 1"),
+    ],
+)
+def test_record_bad_split_is_one_line_and_exit_2(args, needle, tmp_path, _isolated_cache):
+    out = _run("record", "t-d2b", "--profile", "smoke", *args, cwd=tmp_path)
+    assert out.returncode == 2
+    assert needle in out.stderr and out.stderr.count("\n") == 1, out.stderr
+    assert not _isolated_cache.exists() or not any(p.is_file() for p in _isolated_cache.rglob("*"))

@@ -155,3 +155,31 @@ def test_summary_tables_travel_with_a_record(tmp_path, monkeypatch):
     html = claims.recorded_tables_html({"profile": "paper", "tables": saved})
     assert "<details>" in html and "first" in html and "99.1" in html and "—" in html
     assert claims.recorded_tables_html({"profile": "paper"}) == ""
+
+
+def test_split_parameter_picks_the_first_list_with_two_items():
+    from companion import config
+
+    settings = config.resolve("t-d2b", "paper").as_dict()
+    assert records.split_parameter("t-d2b", settings) == ("layers", ["zeroth", "first", "second"])
+    with pytest.raises(config.ConfigError, match="fewer than two items"):
+        records.split_parameter("t-d2b", settings, "ks")  # 'paper' names a grid; it does not list it
+    with pytest.raises(config.ConfigError, match="no list parameter 'n_seeds'"):
+        records.split_parameter("t-d2b", settings, "n_seeds")
+
+
+def test_a_record_made_on_two_processes_matches_the_serial_record(tmp_path, monkeypatch):
+    """Splitting on layers changes who trains what, not the numbers: same verdicts and estimates."""
+    chapter, params = "t-d2b", {"layers": "zeroth,first"}
+    monkeypatch.setattr(records, "results_dir", lambda profile: tmp_path / "serial" / profile)
+    serial = json.loads(records.record(chapter, params, profile="smoke").read_text())
+    monkeypatch.setenv("COMPANION_CACHE", str(tmp_path / "other-cache"))  # train everything again
+    monkeypatch.setattr(records, "results_dir", lambda profile: tmp_path / "split" / profile)
+    split = json.loads(records.record(chapter, params, profile="smoke", workers=2, log=lambda *a: None)
+                       .read_text())
+    assert split["workers"] == 2 and split["split"]["parameter"] == "layers"
+    assert sorted(r["value"] for r in split["split"]["runs"]) == ["first", "zeroth"]
+    assert split["core_s"] >= sum(r["seconds"] for r in split["split"]["runs"])
+    assert records.compare(records.recorded_claims(serial), records.recorded_claims(split)) == []
+    assert split["tables"] == serial["tables"]
+    assert "on 2 processes" in records.provenance(split)
