@@ -178,8 +178,21 @@ def test_a_record_made_on_two_processes_matches_the_serial_record(tmp_path, monk
     split = json.loads(records.record(chapter, params, profile="smoke", workers=2, log=lambda *a: None)
                        .read_text())
     assert split["workers"] == 2 and split["split"]["parameter"] == "layers"
+    assert split["cache"]["trained"] > 0 and split["cache"]["reused"] == 0  # a cold cache: all trained here
     assert sorted(r["value"] for r in split["split"]["runs"]) == ["first", "zeroth"]
     assert split["core_s"] >= sum(r["seconds"] for r in split["split"]["runs"])
     assert records.compare(records.recorded_claims(serial), records.recorded_claims(split)) == []
     assert split["tables"] == serial["tables"]
     assert "on 2 processes" in records.provenance(split)
+    again = json.loads(records.record(chapter, params, profile="smoke").read_text())  # same cache: all read
+    assert again["cache"]["trained"] == 0 and again["cache"]["reused"] == split["cache"]["trained"]
+
+
+def test_cache_reuse_counts_results_read_but_not_computed_here(monkeypatch):
+    log = ("computed ens a 1\nloaded ens a 2\nloaded ens b 2\nloaded ens b 3\nloaded data c 1\n")
+    assert records.cache_reuse(log) == {"trained": 1, "reused": 2}
+    assert records.cache_reuse("") == {"trained": 0, "reused": 0}
+    rec = {"profile": "paper", "wall_s": 30.0, "partial": {}, "cache": {"trained": 0, "reused": 13}}
+    monkeypatch.setattr(records, "load", lambda chapter, profile="paper": rec)
+    c = records.paper_cost("t-d1", costs={"t-d1": {"paper_s_low": 1500.0, "paper_s_high": 3000.0}})
+    assert (c["low_s"], c["high_s"]) == (1500.0, 3000.0) and "read 13 cached results" in c["how"]

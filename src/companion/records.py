@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from . import cache, config, paths, registry, runner
 from . import claims as C
-from . import config, paths, registry, runner
 
 #: Relative tolerance for an estimate to count as reproduced by ``verify``.
 VERIFY_RTOL = 1e-3
@@ -125,6 +125,16 @@ def _write(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
+def cache_reuse(log_text: str) -> dict[str, int]:
+    """From a cache event log: entries trained during the record, and entries only read (trained before)."""
+    computed, loaded = set(), set()
+    for line in log_text.splitlines():
+        parts = line.split()
+        if len(parts) >= 3:
+            (computed if parts[0] == "computed" else loaded).add((parts[1], parts[2]))
+    return {"trained": len(computed), "reused": len(loaded - computed)}
+
+
 def split_parameter(chapter: str, settings: dict[str, Any], name: str | None = None) -> tuple[str, list[str]]:
     """The list parameter a parallel record splits on, and its items as this run resolves them.
 
@@ -181,13 +191,25 @@ def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
                                else (None, []))
     code = commit()  # the code that runs, taken before the (long) run
     with tempfile.TemporaryDirectory(prefix=f"record-{chapter}-") as tmp:
-        t0 = time.perf_counter()
-        warm = _warm(chapter, prof, raw, split_name, split_items, workers, log) if split_name else []
-        t1 = time.perf_counter()
-        out_dir = Path(output_dir or tmp)
-        _, found = runner.run(chapter, params, prof, out_dir)
-        wall = time.perf_counter() - t0
-        final = time.perf_counter() - t1
+        # Every process of this record (kernels, workers) logs its cache events here, so the record can
+        # say how many results it read that an earlier run had computed: its wall time omits those.
+        events = Path(tmp) / "cache-events.log"
+        before = os.environ.get(cache.LOG_ENV)
+        os.environ[cache.LOG_ENV] = str(events)
+        try:
+            t0 = time.perf_counter()
+            warm = _warm(chapter, prof, raw, split_name, split_items, workers, log) if split_name else []
+            t1 = time.perf_counter()
+            out_dir = Path(output_dir or tmp)
+            _, found = runner.run(chapter, params, prof, out_dir)
+            wall = time.perf_counter() - t0
+            final = time.perf_counter() - t1
+        finally:
+            if before is None:
+                os.environ.pop(cache.LOG_ENV, None)
+            else:
+                os.environ[cache.LOG_ENV] = before
+        reuse = cache_reuse(events.read_text() if events.is_file() else "")
         tables_path = C.tables_file(out_dir / f"{chapter}.claims.json")
         tables = json.loads(tables_path.read_text()) if tables_path.is_file() else {}
     data = {
@@ -202,6 +224,7 @@ def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
         "partial": partial(chapter, prof, params),
         "claims": [c.as_row() for c in found],
         "tables": tables,
+        "cache": reuse,
     }
     if split_name:
         data["workers"] = workers
@@ -364,6 +387,13 @@ def paper_cost(chapter: str, costs: dict | None = None) -> dict:
     cut (seeds, rows), as the cut parts are independent runs. No record: the extrapolation from the
     quick build (results/cost.json), a range."""
     rec = load(chapter, "paper")
+    reused = (rec or {}).get("cache", {}).get("reused", 0)
+    if rec is not None and reused:
+        # Its wall time leaves out training that an earlier run did: fall back on the extrapolation.
+        est = (costs if costs is not None else load_costs().get("chapters", {})).get(chapter)
+        if est is not None:
+            how = f"extrapolated from quick (the record read {reused} cached results it did not compute)"
+            return {"low_s": est["paper_s_low"], "high_s": est["paper_s_high"], "how": how, "record": rec}
     if rec is not None:
         scale = 1.0
         for cut in (rec.get("partial") or {}).values():
