@@ -29,6 +29,12 @@ def test_partial_names_the_cuts():
     assert records.label({"profile": "paper", "partial": {}}) == "paper"
 
 
+def test_an_explicit_list_in_place_of_the_paper_grid_is_partial():
+    cut = records.partial("t-d1", "paper", {"ks": "0,0.02"})
+    assert cut == {"ks": {"ran": "0,0.02", "profile": "paper"}}
+    assert records.partial("t-d1", "paper", {"ks": "paper"}) == {}
+
+
 def test_partial_names_rows_left_out_of_a_list_parameter():
     cut = records.partial("t-layer", "paper", {"layers": "zeroth", "d2_layers": "zeroth,first,second"})
     assert cut == {"layers": {"ran": "zeroth", "profile": "zeroth,first,second"}}

@@ -87,7 +87,8 @@ def partial(chapter: str, profile: str, params: dict[str, Any]) -> dict[str, dic
         elif p.items is not None and isinstance(full, str) and isinstance(ran, str):
             # a list parameter (layers, entropy weights, widths) run with only some of its rows
             want, got = _items(full), _items(ran)
-            if set(got) < set(want):
+            # A named grid ('paper': the authors' entropy weights) run as an explicit list is treated as cut.
+            if set(got) < set(want) or (want == ["paper"] and got != want):
                 out[name] = {"ran": ran, "profile": full}
     return out
 
@@ -398,10 +399,18 @@ def paper_cost(chapter: str, costs: dict | None = None) -> dict:
         scale = 1.0
         for cut in (rec.get("partial") or {}).values():
             ran, full = cut["ran"], cut["profile"]
-            if isinstance(ran, str):
+            if isinstance(ran, str) and _items(full) == ["paper"]:
+                scale = math.nan  # rows of a named grid: the cut is not a known fraction
+            elif isinstance(ran, str):
                 scale *= len(_items(full)) / max(1, len(_items(ran)))
             elif ran:
                 scale *= float(full) / float(ran)
+        if math.isnan(scale):
+            est = (costs if costs is not None else load_costs().get("chapters", {})).get(chapter)
+            if est is not None:
+                return {"low_s": est["paper_s_low"], "high_s": est["paper_s_high"],
+                        "how": "extrapolated from quick (the record ran only some rows)", "record": rec}
+            scale = 1.0
         s = rec.get("core_s", rec["wall_s"]) * scale  # one core's cost, also for a record made on several
         how = "measured" if scale == 1.0 else f"measured on {label(rec)[len('paper (partial: '):-1]}, scaled"
         return {"low_s": s, "high_s": s, "how": how, "record": rec}
