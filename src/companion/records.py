@@ -385,40 +385,39 @@ def paper_cost(chapter: str, costs: dict | None = None) -> dict:
     """The best figure we have for a chapter's ``paper`` cost on one core, and where it comes from.
 
     A complete record: its measured wall time. A partial record: its wall time scaled up by what was
-    cut (seeds, rows), as the cut parts are independent runs. No record: the extrapolation from the
-    quick build (results/cost.json), a range."""
+    cut (seeds, rows), as the cut parts are independent runs. No record, or one whose wall time is not
+    its cost (it read cached results it did not compute, or ran some rows of a named grid): the
+    extrapolation from the quick build (results/cost.json), a range."""
     rec = load(chapter, "paper")
-    reused = (rec or {}).get("cache", {}).get("reused", 0)
-    if rec is not None and reused:
-        # Its wall time leaves out training that an earlier run did: fall back on the extrapolation.
-        est = (costs if costs is not None else load_costs().get("chapters", {})).get(chapter)
-        if est is not None:
-            how = f"extrapolated from quick (the record read {reused} cached results it did not compute)"
-            return {"low_s": est["paper_s_low"], "high_s": est["paper_s_high"], "how": how, "record": rec}
-    if rec is not None:
-        scale = 1.0
-        for cut in (rec.get("partial") or {}).values():
-            ran, full = cut["ran"], cut["profile"]
-            if isinstance(ran, str) and _items(full) == ["paper"]:
-                scale = math.nan  # rows of a named grid: the cut is not a known fraction
-            elif isinstance(ran, str):
-                scale *= len(_items(full)) / max(1, len(_items(ran)))
-            elif ran:
-                scale *= float(full) / float(ran)
-        if math.isnan(scale):
-            est = (costs if costs is not None else load_costs().get("chapters", {})).get(chapter)
-            if est is not None:
-                return {"low_s": est["paper_s_low"], "high_s": est["paper_s_high"],
-                        "how": "extrapolated from quick (the record ran only some rows)", "record": rec}
-            scale = 1.0
-        s = rec.get("core_s", rec["wall_s"]) * scale  # one core's cost, also for a record made on several
-        how = "measured" if scale == 1.0 else f"measured on {label(rec)[len('paper (partial: '):-1]}, scaled"
-        return {"low_s": s, "high_s": s, "how": how, "record": rec}
     est = (costs if costs is not None else load_costs().get("chapters", {})).get(chapter)
-    if est is None:
-        return {"low_s": None, "high_s": None, "how": "not measured", "record": None}
-    return {"low_s": est["paper_s_low"], "high_s": est["paper_s_high"], "how": "extrapolated from quick",
-            "record": None}
+
+    def extrapolated(why: str = "") -> dict:
+        if est is None:
+            return {"low_s": None, "high_s": None, "how": "not measured", "record": rec}
+        return {"low_s": est["paper_s_low"], "high_s": est["paper_s_high"],
+                "how": "extrapolated from quick" + (f" ({why})" if why else ""), "record": rec}
+
+    if rec is None:
+        return extrapolated()
+    reused = rec.get("cache", {}).get("reused", 0)
+    if reused and est is not None:
+        return extrapolated(f"the record read {reused} cached results it did not compute")
+    scale = 1.0
+    for cut in (rec.get("partial") or {}).values():
+        ran, full = cut["ran"], cut["profile"]
+        if isinstance(ran, str) and _items(full) == ["paper"]:
+            scale = math.nan  # rows of a named grid: the cut is not a known fraction
+        elif isinstance(ran, str):
+            scale *= len(_items(full)) / max(1, len(_items(ran)))
+        elif ran:
+            scale *= float(full) / float(ran)
+    if math.isnan(scale):
+        if est is not None:
+            return extrapolated("the record ran only some rows")
+        scale = 1.0
+    s = rec.get("core_s", rec["wall_s"]) * scale  # one core's cost, also for a record made on several
+    how = "measured" if scale == 1.0 else f"measured on {label(rec)[len('paper (partial: '):-1]}, scaled"
+    return {"low_s": s, "high_s": s, "how": how, "record": rec}
 
 
 def _dur(s: float | None) -> str:
