@@ -189,9 +189,29 @@ def test_a_record_made_on_two_processes_matches_the_serial_record(tmp_path, monk
     assert split["core_s"] >= sum(r["seconds"] for r in split["split"]["runs"])
     assert records.compare(records.recorded_claims(serial), records.recorded_claims(split)) == []
     assert split["tables"] == serial["tables"]
-    assert "on 2 processes" in records.provenance(split)
+    assert split["cpu_s"] > 0 and serial["cpu_s"] > 0
+    assert "on 2 processes" in records.provenance(split) and "CPU-min" in records.provenance(split)
     again = json.loads(records.record(chapter, params, profile="smoke").read_text())  # same cache: all read
     assert again["cache"]["trained"] == 0 and again["cache"]["reused"] == split["cache"]["trained"]
+
+
+def test_cpu_seconds_counts_the_children_a_record_waits_for():
+    """The kernels and workers are children: their CPU time, not only this process's, is the cost."""
+    import subprocess
+    import sys
+
+    before = records.cpu_seconds()
+    subprocess.run([sys.executable, "-c", "import time\nt = time.process_time()\n"
+                    "while time.process_time() - t < 0.6: pass"], check=True)
+    assert records.cpu_seconds() - before >= 0.5
+
+
+def test_cpu_time_is_preferred_to_wall_time_for_the_cost(monkeypatch):
+    rec = {"chapter": "f-em1", "wall_s": 1000.0, "cpu_s": 400.0, "partial": None, "cache": {}}
+    monkeypatch.setattr(records, "load", lambda chapter, profile="paper": rec)
+    assert records.paper_cost("f-em1", costs={})["low_s"] == 400.0
+    rec.pop("cpu_s")
+    assert records.paper_cost("f-em1", costs={})["low_s"] == 1000.0
 
 
 def test_cache_reuse_counts_results_read_but_not_computed_here(monkeypatch):

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import platform
+import resource
 import subprocess
 import tempfile
 import time
@@ -175,6 +176,14 @@ def _warm(chapter: str, prof: str, raw: dict, name: str, items: list[str], worke
     return done
 
 
+def cpu_seconds() -> float:
+    """CPU time (user + system) of this process and of every child it has reaped: the kernels, and the
+    worker processes with the kernels they reaped. Unlike wall time it does not grow when other work
+    shares the cores, so it is what the record's training costs one core."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
            output_dir: str | Path | None = None, workers: int = 1, split: str | None = None,
            log=print) -> Path:
@@ -182,8 +191,9 @@ def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
 
     ``workers`` > 1: the chapter first runs once per item of a list parameter (``split``, default the
     first with two or more items, e.g. the layers of a table) on that many processes sharing the model
-    cache, then once in full from the cache. The record keeps the wall time of the whole and, as
-    ``core_s``, the sum of the processes' times (what one core would have spent)."""
+    cache, then once in full from the cache. The record keeps the wall time of the whole, as ``core_s``
+    the sum of the processes' wall times, and as ``cpu_s`` the CPU time they used (what one core
+    would have spent, also when other work shared the machine)."""
     raw = dict(raw_params or {})
     params = runner.prepare(chapter, raw, profile)  # validates before anything runs
     prof = params.pop("profile")
@@ -198,13 +208,14 @@ def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
         before = os.environ.get(cache.LOG_ENV)
         os.environ[cache.LOG_ENV] = str(events)
         try:
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), cpu_seconds()
             warm = _warm(chapter, prof, raw, split_name, split_items, workers, log) if split_name else []
             t1 = time.perf_counter()
             out_dir = Path(output_dir or tmp)
             _, found = runner.run(chapter, params, prof, out_dir)
             wall = time.perf_counter() - t0
             final = time.perf_counter() - t1
+            cpu = cpu_seconds() - c0
         finally:
             if before is None:
                 os.environ.pop(cache.LOG_ENV, None)
@@ -219,6 +230,7 @@ def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
         "commit": code,
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
         "machine": machine(),
         "parameters": settings.as_dict(),
         "overrides": {k: v for k, v in params.items()},
@@ -260,8 +272,9 @@ def provenance(rec: dict) -> str:
     commit_short = rec["commit"][:10] + ("+dirty" if rec["commit"].endswith("+dirty") else "")
     return (f"recorded {rec['date'][:10]} at commit {commit_short}, {label(rec)}, "
             f"wall time {rec['wall_s'] / 60:.1f} min"
-            + (f" on {rec['workers']} processes ({rec['core_s'] / 60:.1f} core-min)"
-               if rec.get("workers") else "")
+            + (f" on {rec['workers']} processes" if rec.get("workers") else "")
+            + (f" ({rec['cpu_s'] / 60:.1f} CPU-min)" if rec.get("cpu_s") is not None
+               else f" ({rec['core_s'] / 60:.1f} core-min)" if rec.get("workers") else "")
             + f" on {rec['machine']}")
 
 
@@ -415,7 +428,9 @@ def paper_cost(chapter: str, costs: dict | None = None) -> dict:
         if est is not None:
             return extrapolated("the record ran only some rows")
         scale = 1.0
-    s = rec.get("core_s", rec["wall_s"]) * scale  # one core's cost, also for a record made on several
+    # One core's cost: the CPU time where the record has it (other work sharing the cores does not
+    # inflate it), else the processes' summed wall time.
+    s = rec.get("cpu_s", rec.get("core_s", rec["wall_s"])) * scale
     how = "measured" if scale == 1.0 else f"measured on {label(rec)[len('paper (partial: '):-1]}, scaled"
     return {"low_s": s, "high_s": s, "how": how, "record": rec}
 
