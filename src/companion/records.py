@@ -270,12 +270,13 @@ def stale_ids(rec: dict) -> list[str]:
 
 def provenance(rec: dict) -> str:
     commit_short = rec["commit"][:10] + ("+dirty" if rec["commit"].endswith("+dirty") else "")
+    where = f" on {rec['workers']} processes" if rec.get("workers") else ""
+    if rec.get("cpu_s") is not None:  # records since 2026-12-02
+        where += f" ({rec['cpu_s'] / 60:.1f} CPU-min)"
+    elif rec.get("workers"):
+        where += f" ({rec['core_s'] / 60:.1f} core-min)"
     return (f"recorded {rec['date'][:10]} at commit {commit_short}, {label(rec)}, "
-            f"wall time {rec['wall_s'] / 60:.1f} min"
-            + (f" on {rec['workers']} processes" if rec.get("workers") else "")
-            + (f" ({rec['cpu_s'] / 60:.1f} CPU-min)" if rec.get("cpu_s") is not None
-               else f" ({rec['core_s'] / 60:.1f} core-min)" if rec.get("workers") else "")
-            + f" on {rec['machine']}")
+            f"wall time {rec['wall_s'] / 60:.1f} min{where} on {rec['machine']}")
 
 
 def _close(a: float | None, b: float | None) -> bool:
