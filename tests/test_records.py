@@ -144,6 +144,30 @@ def test_paper_cost_scales_a_partial_record_up(monkeypatch):
     assert (c["low_s"], c["high_s"], c["how"]) == (10.0, 90.0, "extrapolated from quick")
 
 
+def test_networks_trained_beforehand_count_in_the_cost_each_by_its_own_cut(monkeypatch):
+    cut = {"escan_seeds": {"ran": 3, "profile": 10}, "enfr_seeds": {"ran": 1, "profile": 3}}
+    runs = [{"what": "a", "cpu_s": 300.0, "wall_s": 320.0, "scales_with": "escan_seeds"},
+            {"what": "b", "cpu_s": None, "wall_s": 100.0, "scales_with": "enfr_seeds"},
+            {"what": "c", "cpu_s": 50.0, "wall_s": 60.0, "scales_with": None}]
+    rec = {"profile": "paper", "commit": "b" * 40, "date": "2026-12-02T12:00:00", "wall_s": 40.0,
+           "cpu_s": 30.0, "machine": "m", "partial": cut, "cache": {"trained": 0, "reused": 3},
+           "pretrained": {"how": "h", "runs": runs}}
+    monkeypatch.setattr(records, "load", lambda chapter, profile="paper": rec)
+    c = records.paper_cost("fig5", costs={"fig5": {"paper_s_low": 1.0, "paper_s_high": 2.0}})
+    # 300 x 10/3 + 100 x 3 (no CPU time: the wall time) + 50 + the analysis 30 x 10/3 (largest cut)
+    assert c["low_s"] == c["high_s"] == pytest.approx(1000 + 300 + 50 + 100)
+    assert "trained beforehand" in c["how"]
+    assert "after 3 training runs beforehand (8 CPU-min)" in records.provenance(rec)
+    # networks another chapter trained and counts: only this record's analysis
+    rec["pretrained"]["runs"] = [dict(r, counted_in="fig5") for r in runs]
+    c = records.paper_cost("tab-accuracy-beyond", costs={})
+    assert c["low_s"] == pytest.approx(100) and "counted with fig5" in c["how"]
+    # reused results that the field does not account for: back to the extrapolation
+    rec["cache"]["reused"] = 4
+    est = {"fig5": {"paper_s_low": 1.0, "paper_s_high": 2.0}}
+    assert records.paper_cost("fig5", costs=est)["low_s"] == 1.0
+
+
 def test_summary_tables_travel_with_a_record(tmp_path, monkeypatch):
     import pandas as pd
 

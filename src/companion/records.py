@@ -275,6 +275,11 @@ def provenance(rec: dict) -> str:
         where += f" ({rec['cpu_s'] / 60:.1f} CPU-min)"
     elif rec.get("workers"):
         where += f" ({rec['core_s'] / 60:.1f} core-min)"
+    pre = rec.get("pretrained")
+    if pre:  # the record itself only analysed networks trained beforehand: say what those cost
+        runs = pre["runs"]
+        cpu = sum(r.get("cpu_s") or r["wall_s"] for r in runs)
+        where += f", after {len(runs)} training runs beforehand ({cpu / 60:.0f} CPU-min)"
     return (f"recorded {rec['date'][:10]} at commit {commit_short}, {label(rec)}, "
             f"wall time {rec['wall_s'] / 60:.1f} min{where} on {rec['machine']}")
 
@@ -414,17 +419,13 @@ def paper_cost(chapter: str, costs: dict | None = None) -> dict:
     if rec is None:
         return extrapolated()
     reused = rec.get("cache", {}).get("reused", 0)
+    pre = rec.get("pretrained") or {}
+    if pre and reused <= len(pre.get("runs", [])):
+        return _pretrained_cost(rec)
     if reused and est is not None:
         return extrapolated(f"the record read {reused} cached results it did not compute")
-    scale = 1.0
-    for cut in (rec.get("partial") or {}).values():
-        ran, full = cut["ran"], cut["profile"]
-        if isinstance(ran, str) and _items(full) == ["paper"]:
-            scale = math.nan  # rows of a named grid: the cut is not a known fraction
-        elif isinstance(ran, str):
-            scale *= len(_items(full)) / max(1, len(_items(ran)))
-        elif ran:
-            scale *= float(full) / float(ran)
+    factors = _cut_factors(rec)
+    scale = math.prod(factors.values()) if factors else 1.0
     if math.isnan(scale):
         if est is not None:
             return extrapolated("the record ran only some rows")
@@ -434,6 +435,41 @@ def paper_cost(chapter: str, costs: dict | None = None) -> dict:
     s = rec.get("cpu_s", rec.get("core_s", rec["wall_s"])) * scale
     how = "measured" if scale == 1.0 else f"measured on {label(rec)[len('paper (partial: '):-1]}, scaled"
     return {"low_s": s, "high_s": s, "how": how, "record": rec}
+
+
+def _cut_factors(rec: dict) -> dict[str, float]:
+    """``{parameter: full / ran}`` for each cut of a partial record (NaN: rows of a named grid, not a
+    known fraction)."""
+    out = {}
+    for name, cut in (rec.get("partial") or {}).items():
+        ran, full = cut["ran"], cut["profile"]
+        if isinstance(ran, str) and _items(full) == ["paper"]:
+            out[name] = math.nan
+        elif isinstance(ran, str):
+            out[name] = len(_items(full)) / max(1, len(_items(ran)))
+        elif ran:
+            out[name] = float(full) / float(ran)
+    return out
+
+
+def _pretrained_cost(rec: dict) -> dict:
+    """The cost of a record whose networks were trained beforehand, in separate processes of the same
+    code, and listed in its ``pretrained`` field: each run's CPU time (else wall time) scaled by the
+    one cut it depends on (``scales_with``: e.g. more eSCAN networks do not make the English-French
+    ones dearer), plus the record's own analysis, scaled by the largest cut. A run marked
+    ``counted_in`` another chapter (the same networks, trained once) is left to that chapter's cost,
+    so the book's total counts it once."""
+    factors, runs = _cut_factors(rec), rec["pretrained"]["runs"]
+    total, elsewhere = 0.0, sorted({r["counted_in"] for r in runs if r.get("counted_in")})
+    for run in runs:
+        if not run.get("counted_in"):
+            total += (run.get("cpu_s") or run["wall_s"]) * factors.get(run.get("scales_with") or "", 1.0)
+    total += rec.get("cpu_s", rec["wall_s"]) * max(factors.values(), default=1.0)
+    how = ("measured; its networks are counted with " + ", ".join(elsewhere) if elsewhere
+           else "measured, with its networks trained beforehand")
+    if factors:
+        how += f", on {label(rec)[len('paper (partial: '):-1]}, scaled"
+    return {"low_s": total, "high_s": total, "how": how, "record": rec}
 
 
 def _dur(s: float | None) -> str:
