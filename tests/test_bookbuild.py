@@ -22,6 +22,22 @@ def test_clean_build_has_none(tmp_path):
 
 
 
+def test_a_fresh_clone_orders_quick_chapters_by_the_committed_times(tmp_path, monkeypatch):
+    from companion import parallel, records
+
+    monkeypatch.setattr(parallel, "cache_timings_file", lambda: tmp_path / "cache" / "timings.json")
+    committed = {"chapters": {"fig2": {"quick_s": 12.0}, "fig5": {"quick_s": 394.0},
+                              "t-d1": {"quick_s": 226.0}}}
+    monkeypatch.setattr(records, "load_costs", lambda: committed)
+    ids = ["fig2", "t-d1", "fig5"]
+    assert bookbuild.chapter_order(ids, "quick", tmp_path / "_build") == ["fig5", "t-d1", "fig2"]
+    # the committed times are quick times: other profiles keep the book order until measured
+    assert bookbuild.chapter_order(ids, "smoke", tmp_path / "_build") == ids
+    # a time measured by this build wins over the committed one
+    parallel.record_timing([tmp_path / "_build" / bookbuild.TIMINGS], "quick", "fig2", 999.0)
+    assert bookbuild.chapter_order(ids, "quick", tmp_path / "_build")[0] == "fig2"
+
+
 def test_a_new_paper_record_reexecutes_only_its_chapter(tmp_path, monkeypatch):
     """A chapter page shows its recorded paper result from its execution: a new record must not be
     hidden behind the execution cache, and nothing else is executed again."""

@@ -13,7 +13,8 @@
 2. Every chapter of the table of contents that the cache does not hold is
    executed, unchanged, in parallel (``--workers``, default one process per
    core; or on a Dask cluster with ``--scheduler``), longest first by the
-   duration measured last time (``_build/.companion-timings.json``). Each
+   duration measured last time (``_build/.companion-timings.json``; in a
+   fresh clone, the quick times committed in ``results/cost.json``). Each
    executed notebook goes into the execution cache, its claims into the
    claims store: one line per finished chapter.
 3. ``jupyter-book build`` then finds every chapter cached and executes none
@@ -40,7 +41,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import cache, chapters, claims, config, parallel, paths
+from . import cache, chapters, claims, config, parallel, paths, records
 
 
 def stderr_outputs(build: Path) -> list[str]:
@@ -126,6 +127,17 @@ def _with_outputs(source, executed):
     return merged
 
 
+def chapter_order(ids: list[str], profile: str, build: Path) -> list[str]:
+    """Longest first, by the times measured last (this build's, then the model cache's). A fresh
+    clone has measured nothing yet: under quick it falls back on the cold-build times committed in
+    results/cost.json, so even the first build starts the longest chapters first."""
+    committed = {c: v["quick_s"] for c, v in records.load_costs().get("chapters", {}).items()
+                 if profile == "quick" and "quick_s" in v}
+    timings = {**committed, **parallel.load_timings(parallel.cache_timings_file()).get(profile, {}),
+               **parallel.load_timings(build / TIMINGS).get(profile, {})}
+    return parallel.longest_first(ids, timings)
+
+
 def execute_chapters(build: Path, profile: str, workers: int | None = None, scheduler: str | None = None,
                      only: list[str] | None = None, log=print) -> list[dict]:
     """Execute every book chapter the execution cache lacks and add it there; returns the failures."""
@@ -150,9 +162,7 @@ def execute_chapters(build: Path, profile: str, workers: int | None = None, sche
     if not todo:
         log(f"bookbuild: all {len(book_chapters(only))} chapters are in the execution cache")
         return []
-    timings = {**parallel.load_timings(parallel.cache_timings_file()).get(profile, {}),
-               **parallel.load_timings(build / TIMINGS).get(profile, {})}
-    order = parallel.longest_first(list(todo), timings)
+    order = chapter_order(list(todo), profile, build)
     where = f"on {scheduler}" if scheduler else f"with {workers or os.cpu_count()} workers"
     log(f"bookbuild: executing {len(order)} chapters {where} (profile {profile}), longest first")
     tasks = [dict(chapter_id=cid, profile=profile, source=nbformat.writes(todo[cid][1])) for cid in order]
