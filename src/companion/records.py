@@ -433,8 +433,13 @@ def paper_cost(chapter: str, costs: dict | None = None) -> dict:
     # One core's cost: the CPU time where the record has it (other work sharing the cores does not
     # inflate it), else the processes' summed wall time.
     s = rec.get("cpu_s", rec.get("core_s", rec["wall_s"])) * scale
-    how = "measured" if scale == 1.0 else f"measured on {label(rec)[len('paper (partial: '):-1]}, scaled"
+    how = "measured" if scale == 1.0 else f"measured on {_cuts(rec)}, scaled"
     return {"low_s": s, "high_s": s, "how": how, "record": rec}
+
+
+def _cuts(rec: dict) -> str:
+    """The cuts of a partial record as its label names them: ``n_seeds 5 of 20, ...``."""
+    return label(rec)[len(f"{rec['profile']} (partial: "):-1]
 
 
 def _cut_factors(rec: dict) -> dict[str, float]:
@@ -468,7 +473,7 @@ def _pretrained_cost(rec: dict) -> dict:
     how = ("measured; its networks are counted with " + ", ".join(elsewhere) if elsewhere
            else "measured, with its networks trained beforehand")
     if factors:
-        how += f", on {label(rec)[len('paper (partial: '):-1]}, scaled"
+        how += f", on {_cuts(rec)}, scaled"
     return {"low_s": total, "high_s": total, "how": how, "record": rec}
 
 
