@@ -320,18 +320,20 @@ def decide(entry: Entry, *, values=None, a=None, b=None, successes=None, trials=
         if successes is None or trials is None:
             raise TypeError(f"{entry.id}: rule {t!r} needs successes= and trials= (or values=<booleans>)")
         iv = stats.rate_interval(successes, trials, level)
+        counts = {"successes": int(successes)}
         if iv.n < entry.min_n:
             return Verdict("undecided", iv.estimate, iv.lo, iv.hi, iv.n, iv.method,
-                           f"needs ≥ {entry.min_n} trials, has {iv.n}")
+                           f"needs ≥ {entry.min_n} trials, has {iv.n}", extra=counts)
         return Verdict(_one_sided(iv, float(r["threshold"]), above=(t == "rate_at_least")),
-                       iv.estimate, iv.lo, iv.hi, iv.n, iv.method, extra={"successes": int(successes)})
+                       iv.estimate, iv.lo, iv.hi, iv.n, iv.method, extra=counts)
     # rate_higher / rate_lower
     if successes is None or trials is None or len(successes) != 2 or len(trials) != 2:
         raise TypeError(f"{entry.id}: rule {t!r} needs successes=(k1, k2) and trials=(n1, n2)")
     iv = stats.rate_difference_interval(successes[0], trials[0], successes[1], trials[1], level)
+    # the counts travel with every verdict, undecided too: the chapter prints them
+    counts = {"successes": list(map(int, successes)), "trials": list(map(int, trials))}
     if iv.n < entry.min_n:
         return Verdict("undecided", iv.estimate, iv.lo, iv.hi, iv.n, iv.method,
-                       f"needs ≥ {entry.min_n} trials per rate, has {iv.n}")
+                       f"needs ≥ {entry.min_n} trials per rate, has {iv.n}", extra=counts)
     return Verdict(_directional(iv, DIRECTIONAL[t], r.get("min_effect")), iv.estimate, iv.lo, iv.hi, iv.n,
-                   iv.method,
-                   extra={"successes": list(map(int, successes)), "trials": list(map(int, trials))})
+                   iv.method, extra=counts)
