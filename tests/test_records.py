@@ -158,6 +158,11 @@ def test_networks_trained_beforehand_count_in_the_cost_each_by_its_own_cut(monke
     assert c["low_s"] == c["high_s"] == pytest.approx(1000 + 300 + 50 + 100)
     assert "trained beforehand" in c["how"]
     assert "after 3 training runs beforehand (8 CPU-min)" in records.provenance(rec)
+    # some networks counted by another chapter: the rest and the analysis here
+    rec["pretrained"]["runs"] = [runs[0], runs[1], dict(runs[2], counted_in="fig1")]
+    c = records.paper_cost("fig5", costs={})
+    assert c["low_s"] == pytest.approx(1000 + 300 + 100)
+    assert c["how"].startswith("measured, with its networks trained beforehand (1 of them counted with fig1)")
     # networks another chapter trained and counts: only this record's analysis
     rec["pretrained"]["runs"] = [dict(r, counted_in="fig5") for r in runs]
     c = records.paper_cost("tab-accuracy-beyond", costs={})

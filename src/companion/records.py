@@ -470,8 +470,14 @@ def _pretrained_cost(rec: dict) -> dict:
         if not run.get("counted_in"):
             total += (run.get("cpu_s") or run["wall_s"]) * factors.get(run.get("scales_with") or "", 1.0)
     total += rec.get("cpu_s", rec["wall_s"]) * max(factors.values(), default=1.0)
-    how = ("measured; its networks are counted with " + ", ".join(elsewhere) if elsewhere
-           else "measured, with its networks trained beforehand")
+    here = [r for r in runs if not r.get("counted_in")]
+    if not elsewhere:
+        how = "measured, with its networks trained beforehand"
+    elif not here:
+        how = "measured; its networks are counted with " + ", ".join(elsewhere)
+    else:
+        how = ("measured, with its networks trained beforehand (" + str(len(runs) - len(here))
+               + " of them counted with " + ", ".join(elsewhere) + ")")
     if factors:
         how += f", on {_cuts(rec)}, scaled"
     return {"low_s": total, "high_s": total, "how": how, "record": rec}
