@@ -232,16 +232,42 @@ def layer_lr_table(layers: str, lrs: str, n_seeds: int, epochs: int, dtype: str,
     return runs, summ, cmp
 
 
+def width_cells(table: str, focus_widths: str, cls_widths: str, cells: str = "all") -> list[tuple[int, int]]:
+    """The (focus width, classifier width) cells to run: the cross product of the two lists, or with
+    ``cells="authors"`` only those of its cells that the authors' table reports."""
+    grid = [(f, c) for f in parse_list(focus_widths, int) for c in parse_list(cls_widths, int)]
+    if cells == "all":
+        return grid
+    if cells != "authors":
+        raise ValueError(f"cells must be 'authors' or 'all', not {cells!r}")
+    ref = reference(table)
+    reported = set(zip(ref["focus_width"].astype(int), ref["cls_width"].astype(int)))
+    kept = [fc for fc in grid if fc in reported]
+    if not kept:
+        raise ValueError(f"none of the width cells {grid} is in the authors' {table}; "
+                         "run them with cells = 'all'")
+    return kept
+
+
+def width_programs(table: str, dataset: str, arch_name: str, layers: str, focus_widths: str, cls_widths: str,
+                   n_seeds: int, epochs: int, dtype: str, cells: str = "all") -> list[dict]:
+    """The programs of a width table, as keyword arguments of :func:`program`: one per averaging layer
+    and focus width, holding that focus width's classifier widths (zero-padded to the widest) x seeds.
+    The focus net runs on all nine segments, so it sets the cost; padding every member to the widest
+    focus net as well made a focus-10 run cost as much as a focus-200 one (twice the whole table's time)."""
+    grid = width_cells(table, focus_widths, cls_widths, cells)
+    focus = list(dict.fromkeys(f for f, _ in grid))
+    return [dict(dataset=dataset, arch_name=arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs,
+                 dtype=dtype, widths=[((f,), (c,)) for g, c in grid if g == f])
+            for layer in parse_layers(layers) for f in focus]
+
+
 def width_table(table: str, dataset: str, arch_name: str, layers: str, focus_widths: str, cls_widths: str,
-                n_seeds: int, epochs: int, dtype: str):
-    """T-CPLX / T-CPLX-D1: focus width x classifier width, all widths of a layer as one padded program."""
-    widths = [((f,), (c,)) for f in parse_list(focus_widths, int) for c in parse_list(cls_widths, int)]
-    frames = []
-    for layer in parse_layers(layers):
-        res = program(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs, dtype=dtype,
-                      widths=widths)
-        frames.append(member_frame(res))
-    runs = pd.concat(frames, ignore_index=True)
+                n_seeds: int, epochs: int, dtype: str, cells: str = "all"):
+    """T-CPLX / T-CPLX-D1: focus width x classifier width (the programs of :func:`width_programs`)."""
+    progs = width_programs(table, dataset, arch_name, layers, focus_widths, cls_widths, n_seeds, epochs,
+                           dtype, cells)
+    runs = pd.concat([member_frame(program(**kw)) for kw in progs], ignore_index=True)
     keys = ["layer", "focus_width", "cls_width"] if table == "T-CPLX" else ["focus_width", "cls_width"]
     summ = summarise(runs, keys)
     cols = ["acc", "ftpt"] if table == "T-CPLX" else ["acc", "ftpt", "ffpt"]
