@@ -411,6 +411,30 @@ def test_claim_inputs_pair_runs_and_leave_unrun_settings_empty():
     assert r == {"successes": (3, 0), "trials": (3, 0)}
 
 
+def test_width_programs_group_by_focus_width_and_keep_the_authors_cells():
+    from companion.pandey2022 import studies
+
+    focus, cls = "10,100,200", "10,20,50,100,200,300"
+    assert len(studies.width_cells("T-CPLX-D1", focus, cls, "all")) == 18
+    cells = studies.width_cells("T-CPLX-D1", focus, cls, "authors")
+    # the authors' D1 table: focus 10 without classifier 10, focus 100 complete, focus 200 only at 10 and 20
+    assert len(cells) == 13 and (10, 10) not in cells and (200, 50) not in cells and (200, 20) in cells
+    progs = studies.width_programs("T-CPLX-D1", "d1", "D1-cplx", "zeroth", focus, cls, 2, 5, "float64",
+                                   "authors")
+    assert [[(f[0], c[0]) for f, c in kw["widths"]] for kw in progs] == [
+        [(10, 20), (10, 50), (10, 100), (10, 200), (10, 300)],
+        [(100, c) for c in (10, 20, 50, 100, 200, 300)],
+        [(200, 10), (200, 20)]]
+    assert all(kw["layer"] == "zeroth" and list(kw["seeds"]) == [0, 1] for kw in progs)
+    # one program per layer and focus width
+    assert len(studies.width_programs("T-CPLX", "d2", "A_2_1", "zeroth,first", "50,100", "50", 1, 5,
+                                      "float32")) == 4
+    with pytest.raises(ValueError, match="none of the width cells"):
+        studies.width_cells("T-CPLX-D1", "10", "10", "authors")
+    with pytest.raises(ValueError, match="cells must be"):
+        studies.width_cells("T-CPLX-D1", "10", "20", "some")
+
+
 @pytest.mark.parametrize("profile", ["smoke", "quick", "paper"])
 def test_f_trend_reads_the_tables_own_programs(profile):
     """Every setting F-TREND shows is a k = 0 program one of the tables (t-d1, t-d2a, t-layer) trains under
