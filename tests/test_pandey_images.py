@@ -176,6 +176,33 @@ def test_batched_training_equals_single_runs():
         assert torch.allclose(together["curves"]["loss"][i], alone["curves"]["loss"][0], atol=1e-4)
 
 
+def test_stopped_members_are_not_computed_and_the_others_train_as_alone():
+    """Early stopping drops a member from the computation: its curves end (NaN) at its stop epoch, its
+    result is that of a run capped at that epoch, and the members still training match their runs alone."""
+    a, b = image_train.member(3, 0.0, "softmax"), image_train.member(4, 0.0, "sparsemax")
+
+    def run(members, epochs, stop_loss):
+        cfg = {**_tiny_program(members), "epochs": epochs, "stop_loss": stop_loss}
+        return image_train._threaded(image_train._train, cfg)
+
+    first = run([a, b], 1, 0.0)["curves"]["loss"][:, 0]  # epoch-1 losses decide who stops
+    lo, hi = sorted(range(2), key=lambda i: float(first[i]))
+    stop = float(first[lo] + first[hi]) / 2
+    together = run([a, b], 3, stop)
+    assert int(together["stop_epoch"][lo]) == 1 and int(together["stop_epoch"][hi]) > 1
+    assert torch.isnan(together["curves"]["loss"][lo, 1:]).all()
+    assert not torch.isnan(together["curves"]["loss"][hi]).any()
+    alone_hi = run([[a, b][hi]], 3, stop)
+    alone_lo = run([[a, b][lo]], 1, stop)
+    for i, alone in ((hi, alone_hi), (lo, alone_lo)):
+        for split in ("train", "test"):
+            for key in ("acc", "ftpt", "ffpt"):
+                assert torch.allclose(together[split][key][i], alone[split][key][0], atol=1e-4), (
+                    i, split, key)
+    n = alone_hi["curves"]["loss"].shape[1]
+    assert torch.allclose(together["curves"]["loss"][hi, :n], alone_hi["curves"]["loss"][0], atol=1e-4)
+
+
 def test_sgd_programs_train_each_member_as_alone():
     """SGD with momentum (the authors' earlier setup) is a program-level option; batched members still get
     exactly their own updates."""

@@ -50,10 +50,10 @@ def entropy_ks(S) -> list[float]:
     return sorted({0.0, float(S.mild_k), float(S.large_k), *extra})
 
 
-def ent_sparse_programs(S) -> dict:
-    """Train (or load) the programs behind T-CIFAR-ENT and T-CIFAR-SPARSE. Main learning rate, for the zeroth
-    and the last conv layer: every seed × (softmax at each k, sparsemax, spherical softmax). With ``fail_lr``
-    set, also softmax and sparsemax at that learning rate. Returns ``{(layer, lr): result}``."""
+def ent_sparse_configs(S) -> dict:
+    """The programs behind T-CIFAR-ENT and T-CIFAR-SPARSE. Main learning rate, for the zeroth and the last
+    conv layer: every seed × (softmax at each k, sparsemax, spherical softmax). With ``fail_lr`` set, also
+    softmax and sparsemax at that learning rate. Returns ``{(layer, lr): program configuration}``."""
     data = image_data(S)
     out = {}
     main = [image_train.member(s, k, "softmax") for s in seeds_of(S) for k in entropy_ks(S)]
@@ -63,10 +63,15 @@ def ent_sparse_programs(S) -> dict:
         if lr is None:
             continue
         for layer in (0, image_train.last_layer(data)):
-            cfg = image_train.program_config(data, members, layer=layer, width=S.width, lr=lr, batch=S.batch,
-                                             epochs=S.epochs, stop_loss=0.05)
-            out[(layer, float(lr))] = image_train.train_program(cfg)
+            out[(layer, float(lr))] = image_train.program_config(
+                data, members, layer=layer, width=S.width, lr=lr, batch=S.batch, epochs=S.epochs,
+                stop_loss=0.05)
     return out
+
+
+def ent_sparse_programs(S) -> dict:
+    """Train (or load) the programs of :func:`ent_sparse_configs`. Returns ``{(layer, lr): result}``."""
+    return {key: image_train.train_program(cfg) for key, cfg in ent_sparse_configs(S).items()}
 
 
 def member_frame(results: dict, layer_names: dict | None = None) -> pd.DataFrame:
@@ -206,19 +211,21 @@ def ecml_layer_note(S) -> str:
             f"last = conv {n} of {n} (the authors' sixth).")
 
 
-def ecml_programs(S) -> dict:
-    """Train (or load) the T-CIFAR-ECML programs: one per averaging layer (zeroth, middle, last), each holding
-    every seed × {softmax, softmax with entropy weight ``entropy_k``}; SGD with momentum, PyTorch's default
-    initialisation with biases. Returns ``{(conv layer, lr): result}``."""
+def ecml_configs(S) -> dict:
+    """The T-CIFAR-ECML programs: one per averaging layer (zeroth, middle, last), each holding every seed ×
+    {softmax, softmax with entropy weight ``entropy_k``}; SGD with momentum, PyTorch's default initialisation
+    with biases. Returns ``{(conv layer, lr): program configuration}``."""
     data = image_data(S)
     members = [image_train.member(s, k, "softmax") for s in seeds_of(S) for k in (0.0, float(S.entropy_k))]
-    out = {}
-    for layer in ecml_layers(S).values():
-        cfg = image_train.program_config(data, members, layer=layer, width=S.width, lr=S.lr, batch=S.batch,
-                                         epochs=S.epochs, stop_loss=0.05, optimizer="sgd",
-                                         momentum=S.momentum, init="default")
-        out[(layer, float(S.lr))] = image_train.train_program(cfg)
-    return out
+    return {(layer, float(S.lr)): image_train.program_config(
+                data, members, layer=layer, width=S.width, lr=S.lr, batch=S.batch, epochs=S.epochs,
+                stop_loss=0.05, optimizer="sgd", momentum=S.momentum, init="default")
+            for layer in ecml_layers(S).values()}
+
+
+def ecml_programs(S) -> dict:
+    """Train (or load) the programs of :func:`ecml_configs`. Returns ``{(conv layer, lr): result}``."""
+    return {key: image_train.train_program(cfg) for key, cfg in ecml_configs(S).items()}
 
 
 def ecml_frame(results: dict, S) -> pd.DataFrame:

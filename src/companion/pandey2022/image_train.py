@@ -17,7 +17,8 @@ Per member:
   SGD with momentum (their earlier, ECML-era code), a program-level choice like the initialisation
   convention of the nets (:data:`.cnn.INITS`);
 * data order: a fresh permutation of the training mosaics every epoch from the member's seed;
-* early stop when the member's mean minibatch loss over an epoch is ≤ ``stop_loss`` (0.05 for CIFAR);
+* early stop when the member's mean minibatch loss over an epoch is ≤ ``stop_loss`` (0.05 for CIFAR); from
+  then on the member is no longer computed, so a program costs the sum of its members' epochs;
 * a member whose part is not trained, or that has stopped, keeps its parameters exactly (its update is
   undone after each step).
 
@@ -141,7 +142,9 @@ class _Stacked:
         self.norm_code = torch.tensor([NORMALISERS.index(n.normaliser) for n in nets], device=self.device)
         self._fns = {}
 
-    def __call__(self, x: torch.Tensor, mode: str = "sdc", shared_input: bool = False):
+    def __call__(self, x: torch.Tensor, mode: str = "sdc", shared_input: bool = False,
+                 members: torch.Tensor | None = None):
+        """Run every member, or only those indexed by ``members`` (then ``x`` holds their inputs only)."""
         key = (mode, shared_input)
         if key not in self._fns:
             base = self.base
@@ -151,7 +154,11 @@ class _Stacked:
                 return functional_call(base, p, (x,), kw)
 
             self._fns[key] = vmap(fn, in_dims=(0, None if shared_input else 0, 0), randomness="different")
-        return self._fns[key](self.params, x.to(self.device), self.norm_code)
+        params, code = self.params, self.norm_code
+        if members is not None:  # indexing keeps the graph: the chosen rows of the leaves get gradients
+            params = {n: p[members] for n, p in params.items()}
+            code = code[members]
+        return self._fns[key](params, x.to(self.device), code)
 
     def train(self, flag: bool = True):
         self.base.train(flag)
@@ -367,16 +374,24 @@ def _train(cfg: dict) -> dict:
         if bool(stopped.all()):
             break
         epochs_run += 1
+        # A stopped member is frozen, so only the live ones are computed: a program then costs the sum of its
+        # members' epochs, not its longest member's epochs times E. Every member still draws its permutation,
+        # so each member's data order does not depend on when the others stop.
+        live = (~stopped).nonzero().squeeze(1)
+        sub = None if len(live) == E else live.to(dev)
+        k_live, soft_live = k[live.to(dev)], is_softmax[live.to(dev)]
         perm = torch.stack([torch.randperm(N, generator=g) for g in gens])
-        tot = {c: torch.zeros(E, dtype=torch.float64) for c in curves}
+        tot = {c: torch.zeros(len(live), dtype=torch.float64) for c in curves}
         for b in range(nb):
-            rows = perm[:, b * B:(b + 1) * B]
+            rows = perm[live, b * B:(b + 1) * B]
             x = split.train.segments(rows)
             y, fore = split.train.labels[rows].to(dev), split.train.fore_idx[rows].to(dev)
-            scores, alpha, logits = model(x)
-            ce = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").view(E, -1).mean(1)
-            ent = entropy_nats(scores, alpha, is_softmax).mean(1) if use_ent else torch.zeros(E, device=dev)
-            loss = (1 - k) * ce + k * ent
+            scores, alpha, logits = model(x, members=sub)
+            ce = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none").view(len(live), -1)
+            ce = ce.mean(1)
+            ent = (entropy_nats(scores, alpha, soft_live).mean(1) if use_ent
+                   else torch.zeros(len(live), device=dev))
+            loss = (1 - k_live) * ce + k_live * ent
             opt_f.zero_grad()
             opt_c.zero_grad()
             loss.sum().backward()
@@ -387,9 +402,11 @@ def _train(cfg: dict) -> dict:
                 tot["loss"] += loss.double().cpu()
                 for c in ("acc", "ftpt", "ffpt", "ftpf", "ffpf"):
                     tot[c] += cat[c].cpu()
-        for c in curves:
-            curves[c].append(tot[c] / nb)
-        newly = (tot["loss"] / nb <= cfg["stop_loss"]) & ~stopped & (trains_f | trains_c)
+        for c in curves:  # a stopped member's curve ends at its stop epoch (NaN after)
+            row = torch.full((E,), float("nan"), dtype=torch.float64)
+            row[live] = tot[c] / nb
+            curves[c].append(row)
+        newly = (curves["loss"][-1] <= cfg["stop_loss"]) & ~stopped & (trains_f | trains_c)  # NaN: False
         stop_epoch[newly] = epoch + 1
         stopped |= newly
     tr, te = evaluate(model, split.train), evaluate(model, split.test)
