@@ -1,6 +1,7 @@
 """Recorded runs: provenance, partial budgets, staleness, and `verify` on a real chapter."""
 
 import json
+import math
 
 import pytest
 
@@ -40,6 +41,13 @@ def test_partial_names_rows_left_out_of_a_list_parameter():
     assert cut == {"layers": {"ran": "zeroth", "profile": "zeroth,first,second"}}
     # the full list in another order is not a cut
     assert records.partial("t-layer", "paper", {"layers": "second,first,zeroth"}) == {}
+
+
+def test_some_rows_in_place_of_all_rows_is_partial():
+    cut = records.partial("t-init", "paper", {"rows": "main", "n_seeds": 5})
+    assert cut == {"rows": {"ran": "main", "profile": "all"}}
+    assert records.partial("t-init", "paper", {"rows": "all", "n_seeds": 5}) == {}
+    assert math.isnan(records._cut_factors({"profile": "paper", "partial": cut})["rows"])
 
 
 def test_differing_verdicts_name_the_budgets_that_differ(monkeypatch):

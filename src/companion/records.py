@@ -91,6 +91,9 @@ def partial(chapter: str, profile: str, params: dict[str, Any]) -> dict[str, dic
             # A named grid ('paper': the authors' entropy weights) run as an explicit list is treated as cut.
             if set(got) < set(want) or (want == ["paper"] and got != want):
                 out[name] = {"ran": ran, "profile": full}
+        elif p.choices is not None and full == "all" and ran != full:
+            # a choice between some rows and all of them (t-init's rows): fewer rows ran
+            out[name] = {"ran": ran, "profile": full}
     return out
 
 
@@ -443,12 +446,12 @@ def _cuts(rec: dict) -> str:
 
 
 def _cut_factors(rec: dict) -> dict[str, float]:
-    """``{parameter: full / ran}`` for each cut of a partial record (NaN: rows of a named grid, not a
-    known fraction)."""
+    """``{parameter: full / ran}`` for each cut of a partial record (NaN: rows of a named grid or of an
+    'all' choice, not a known fraction)."""
     out = {}
     for name, cut in (rec.get("partial") or {}).items():
         ran, full = cut["ran"], cut["profile"]
-        if isinstance(ran, str) and _items(full) == ["paper"]:
+        if isinstance(ran, str) and _items(full) in (["paper"], ["all"]):
             out[name] = math.nan
         elif isinstance(ran, str):
             out[name] = len(_items(full)) / max(1, len(_items(ran)))
