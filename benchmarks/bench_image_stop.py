@@ -3,8 +3,8 @@
 One member that never reaches the stopping loss (a focus trained behind a frozen random classifier, as in
 T-INIT's focus-only rows) is trained alone; then batched with N members that stop within a few epochs; then
 batched with N other never-stopping members instead, which is what the mixed program cost when stopped
-members were still computed (every member, every epoch). Prints CPU seconds (getrusage, so other work on the machine
-matters less than for wall time), stop epochs and the ratios, measured side by side in one run.
+members were still computed (every member, every epoch). Prints CPU seconds (getrusage, so other work on the
+machine matters less than for wall time), stop epochs and the ratios, measured side by side in one run.
 
     .venv/bin/python benchmarks/bench_image_stop.py [--others 5] [--epochs 20] [--n-train 1000]
 
