@@ -53,12 +53,14 @@ def entropy_ks(S) -> list[float]:
 def ent_sparse_configs(S) -> dict:
     """The programs behind T-CIFAR-ENT and T-CIFAR-SPARSE. Main learning rate, for the zeroth and the last
     conv layer: every seed × (softmax at each k, sparsemax, spherical softmax). With ``fail_lr`` set, also
-    softmax and sparsemax at that learning rate. Returns ``{(layer, lr): program configuration}``."""
+    softmax, sparsemax and spherical softmax at that learning rate (the authors' rows at 0.003). Returns
+    ``{(layer, lr): program configuration}``."""
     data = image_data(S)
     out = {}
     main = [image_train.member(s, k, "softmax") for s in seeds_of(S) for k in entropy_ks(S)]
     main += [image_train.member(s, 0.0, norm) for s in seeds_of(S) for norm in ("sparsemax", "spherical")]
-    high = [image_train.member(s, 0.0, norm) for s in seeds_of(S) for norm in ("softmax", "sparsemax")]
+    high = [image_train.member(s, 0.0, norm) for s in seeds_of(S) for norm in ("softmax", "sparsemax",
+                                                                                 "spherical")]
     for lr, members in ((S.lr, main), (S.fail_lr, high)):
         if lr is None:
             continue
