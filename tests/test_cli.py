@@ -26,6 +26,10 @@ def test_list_json_has_the_documented_fields():
         assert set(r) >= {"id", "paper", "figure", "title", "parameters"}
         assert r["paper"] in ("aitken2021", "pandey2022")
         assert isinstance(r["parameters"], dict)
+        assert set(r["paper_cost"]) == {"low_s", "high_s", "how"}
+    # a chapter with a complete record shows its measured cost, the README table's figure
+    cplx = next(r for r in rows if r["id"] == "t-cplx")
+    assert cplx["paper_cost"]["how"].startswith("measured") and cplx["paper_cost"]["low_s"] > 0
 
 
 @pytest.mark.parametrize(

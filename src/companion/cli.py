@@ -48,6 +48,9 @@ def _list(args) -> int:
                 # The papers' budget as measured: the recorded run (results/paper/<id>.json).
                 "paper_recorded": ({"wall_s": rec["wall_s"], "label": records.label(rec), "date": rec["date"]}
                                    if (rec := records.load(ch.id, "paper")) else None),
+                # The best cost figure on one core (the README's table): the record's CPU time with its
+                # beforehand training, scaled up when partial; else the extrapolation.
+                "paper_cost": {k: v for k, v in records.paper_cost(ch.id, costs).items() if k != "record"},
             }
         )
     if args.json:
@@ -57,12 +60,14 @@ def _list(args) -> int:
     for r in rows:
         last = "  ".join(f"{p} {s:.0f} s" for p, s in r["seconds"].items())
         last = f"   [last run: {last}]" if last else ""
-        if r["paper_estimate_s"]:
-            lo, hi = (x / 3600 for x in r["paper_estimate_s"])
-            last += f"   [paper, extrapolated: {lo:.1f}-{hi:.1f} h on one core]"
+        cost = r["paper_cost"]
+        if cost["low_s"] is not None:
+            lo, hi = (x / 3600 for x in (cost["low_s"], cost["high_s"]))
+            span = f"{lo:.1f} h" if lo == hi else f"{lo:.1f}-{hi:.1f} h"
+            last += f"   [paper: {span} on one core, {cost['how']}]"
         if r["paper_recorded"]:
-            last += (f"   [recorded {r['paper_recorded']['label']}: "
-                     f"{r['paper_recorded']['wall_s'] / 60:.1f} min measured]")
+            last += (f"   [recorded {r['paper_recorded']['label']}, "
+                     f"wall time {r['paper_recorded']['wall_s'] / 60:.1f} min]")
         print(f"\n{r['id']:<16} {r['paper']}  {r['figure']}: {r['title']}{last}")
         for name, default in r["parameters"].items():
             print(f"    {name:<14} = {default!r:<12} {r['allowed'][name]:<28} {r['help'][name]}")
