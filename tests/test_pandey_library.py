@@ -295,6 +295,38 @@ def test_stopped_member_frozen_while_others_continue():
     assert torch.allclose(ens.member_state(1)["focus"]["layers.0.weight"], f.layers[0].weight, atol=1e-12)
 
 
+def test_stopped_members_are_not_computed_and_the_others_train_as_alone():
+    """Once a member stops, the minibatch passes compute only the members still training: the stopped
+    member's weights are those of a run that ended at its stop epoch, and the others (one with an entropy
+    term) end exactly where they end when trained alone."""
+    d = data.subset(data.load("d1"), 500)
+    spec = models.arch("A_1", layer=0)
+    seeds, ks = [3, 4, 5], [0.0, 0.02, 0.0]
+
+    def run(members, epochs, stop):
+        ens = models.Ensemble([spec] * len(members), [seeds[i] for i in members])
+        sizes = []  # members computed by each minibatch pass (evaluations pass (B, m, d) inputs)
+        scores = ens.focus_scores
+        ens.focus_scores = lambda x, *a: (sizes.append(x.shape[0]) if x.dim() == 4 else None) or scores(x, *a)
+        out = train.train_ensemble(ens, d, k=[ks[i] for i in members], lr=0.01, max_epochs=epochs,
+                                   stop_loss=stop, show_progress=False, stop_on="full")
+        return ens, out, sizes
+
+    _, first, _ = run([0, 1, 2], 1, None)
+    loss1 = first["curves"]["train"]["loss"][:, -1]
+    lo, hi = int(loss1.argmin()), int(loss1.argmax())
+    stop = float(loss1[lo] + loss1[hi]) / 2
+    ens, out, sizes = run([0, 1, 2], 3, stop)
+    assert int(out["stop_epoch"][lo]) == 1 and int(out["stop_epoch"][hi]) == 3
+    per_epoch = -(-500 // 250)  # minibatches of 250
+    still = int((out["stop_epoch"] > 1).sum())
+    assert 1 <= still < 3 and sizes == [3] * per_epoch + [still] * 2 * per_epoch
+    for i in range(3):
+        alone, _, _ = run([i], int(out["stop_epoch"][i]), None)
+        for key, p in ens.params.items():
+            assert torch.allclose(p[i], alone.params[key][0], atol=1e-12), (i, key)
+
+
 def test_padded_widths_train_like_single_nets():
     """Members of different widths in one zero-padded program train exactly like their own single nets."""
     d = data.subset(data.load("d2"), 500)

@@ -238,7 +238,7 @@ class Ensemble:
     def focus_scores(self, x: torch.Tensor, params=None):
         """Scores (E, B, m) and averaging features (E, B, m, f) for x of shape (E, B, m, d) or (B, m, d)."""
         params = self.params if params is None else params
-        E = self.size
+        E = params["focus.0.weight"].shape[0]  # a subset of the members when ``params`` is one
         if x.dim() == 3:
             x = x.unsqueeze(0).expand(E, *x.shape)
         _, B, m, d = x.shape

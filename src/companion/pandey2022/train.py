@@ -15,8 +15,8 @@ reads the loss the way the authors' scripts did: the sum of the epoch's minibatc
 before its update) divided by the number of minibatches minus one (their loop divided by the last
 batch index: 12 minibatches of 250, divided by 11); ``stop_on="full"`` evaluates the loss on the whole
 training set instead. A member whose loss is <= ``stop_loss`` is *frozen* (no further parameter or
-optimiser-state update) while the others continue. Training ends when all members stopped or at
-``max_epochs``. Metrics are recorded every ``eval_every`` epochs and at the end.
+optimiser-state update) and no longer computed, while the others continue. Training ends when all
+members stopped or at ``max_epochs``. Metrics are recorded every ``eval_every`` epochs and at the end.
 
 ``train_single`` is the plain one-run version with ``torch.optim`` (how the authors trained); the
 tests check that the batched program reproduces it and the benchmark times one against the other.
@@ -191,13 +191,26 @@ def run_epoch(ens, xtr, ytr, k, normaliser, gens, opt_f, opt_c, active, batch_si
     """One epoch of minibatch steps for all members (each with its own shuffle from ``gens``);
     returns each member's sum of its minibatch losses (taken before each update)."""
     N = xtr.shape[0]
+    # every member draws its order, stopped or not, so what a member sees does not depend on the others
     perms = torch.stack([torch.randperm(N, generator=g) for g in gens])
     running = torch.zeros(ens.size, dtype=torch.float64)
+    # Only the members still training are computed: a stopped member would cost a full forward and
+    # backward pass per minibatch for updates the optimiser then throws away. Indexing the stacked
+    # weights routes the gradients to the live rows only (the stopped rows get zeros, which the
+    # optimiser's mask leaves untouched anyway).
+    live = None if bool(active.all()) else active.nonzero().squeeze(1)
     for s in range(0, N, batch_size):
-        idx = perms[:, s:s + batch_size]
-        tr = ens(xtr[idx], normaliser)
-        loss = member_loss(tr, ytr[idx], k, normaliser)
-        running += loss.detach().double()
+        if live is None:
+            idx, kk, params = perms[:, s:s + batch_size], k, None
+        else:
+            idx, kk = perms[live, s:s + batch_size], k[live]
+            params = {name: p[live] for name, p in ens.params.items()}
+        tr = ens(xtr[idx], normaliser, params)
+        loss = member_loss(tr, ytr[idx], kk, normaliser)
+        if live is None:
+            running += loss.detach().double()
+        else:
+            running[live] += loss.detach().double()
         opt_f.zero_grad()
         opt_c.zero_grad()
         loss.sum().backward()
