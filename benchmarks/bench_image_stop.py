@@ -16,13 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import tempfile
-
-
-def cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
 
 
 def main() -> None:
@@ -33,6 +27,7 @@ def main() -> None:
     a = ap.parse_args()
     os.environ["COMPANION_CACHE"] = tempfile.mkdtemp(prefix="bench-image-stop-")
     from companion.pandey2022 import image_train as it
+    from companion.records import cpu_seconds  # getrusage: this process (no children here)
 
     data = it.data_config(None, a.n_train, 200, data_seed=0)
     stuck = it.member(0, 0.0, "softmax", "R", "R", "focus")
@@ -40,9 +35,9 @@ def main() -> None:
 
     def run(members):
         cfg = it.program_config(data, members, layer=0, width=0.5, lr=2e-3, batch=25, epochs=a.epochs)
-        t = cpu()
+        t = cpu_seconds()
         res = it._threaded(it._train, cfg)
-        return cpu() - t, res["stop_epoch"].tolist()
+        return cpu_seconds() - t, res["stop_epoch"].tolist()
 
     it._threaded(it._train, it.program_config(data, [stuck], layer=0, width=0.5, epochs=1))  # warm-up
     lone, lone_ep = run([stuck])

@@ -2,8 +2,8 @@
 
 Dataset 1, the zeroth-layer A_1 nets. One member with learning rate 0 (it never reaches the stopping loss) is
 batched with N members that stop early; then the same program runs with no stopping rule, which is what it
-cost when stopped members were still computed (every member, every epoch). Prints CPU seconds (getrusage),
-the stop epochs and the ratio, measured side by side in one run.
+cost when stopped members were still computed (every member, every epoch). Prints CPU seconds
+(`records.cpu_seconds`), the stop epochs and the ratio, measured side by side in one run.
 
     .venv/bin/python benchmarks/bench_sdc_stop.py [--others 7] [--epochs 40] [--stop 1.1]
 
@@ -14,14 +14,8 @@ less per member than a smaller one, so the saving in CPU time is smaller than in
 from __future__ import annotations
 
 import argparse
-import resource
 
 import torch
-
-
-def cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
 
 
 def main() -> None:
@@ -31,6 +25,7 @@ def main() -> None:
     ap.add_argument("--stop", type=float, default=1.1, help="stopping loss (the minibatch rule)")
     a = ap.parse_args()
     from companion.pandey2022 import data, models, train
+    from companion.records import cpu_seconds  # getrusage: this process (no children here)
 
     torch.set_num_threads(1)
     d = data.load("d1")
@@ -40,10 +35,10 @@ def main() -> None:
 
     def run(stop):
         ens = models.Ensemble([spec] * E, list(range(E)), torch.float32)
-        t = cpu()
+        t = cpu_seconds()
         out = train.train_ensemble(ens, d, k=0.0, lr=lrs, max_epochs=a.epochs, stop_loss=stop,
                                    eval_every=a.epochs, show_progress=False)
-        return cpu() - t, out["stop_epoch"].tolist()
+        return cpu_seconds() - t, out["stop_epoch"].tolist()
 
     run(None if a.epochs < 2 else a.stop)  # warm-up (allocator, kernels)
     mixed, ep = run(a.stop)
