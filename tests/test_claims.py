@@ -54,7 +54,7 @@ def test_three_outcomes_and_revision_notes(demo_registry):
     card = claims.ChapterClaims(_settings())
     c = card.check("demo/ftpt", values=[50.0, 90.0, 71.0])
     assert c.status == "undecided" and "revised 2026-12-02" in c.revised
-    assert claims.counts(card.claims) == {"pass": 0, "fail": 0, "undecided": 1}
+    assert claims.counts(card.claims) == {"pass": 0, "fail": 0, "undecided": 1, "not testable": 0}
 
 
 def test_duplicates_and_foreign_claims_are_refused(demo_registry):
@@ -91,15 +91,36 @@ def test_frame_status_column(demo_registry):
     assert "fail" in claims.render_html(frame)
 
 
-def test_undecidable_unless_a_parameter_is_set(monkeypatch):
+def test_not_testable_unless_a_parameter_is_set(monkeypatch):
     e = registry.Entry(id="demo/up", paper="pandey2022", chapter="demo", figure="F", statement="s",
                        source="t", statistic="s", rule={"test": "greater"}, reference={}, added="2026-12-01",
-                       undecidable="digit mosaics stand in for CIFAR-10", decidable_with="data_dir")
+                       not_testable="digit mosaics stand in for CIFAR-10", testable_with="data_dir")
     monkeypatch.setattr(registry, "entries", lambda: {e.id: e})
     data = dict(a=[5.0, 6.0, 7.0], b=[1.0, 2.0, 2.5])
     digits = claims.ChapterClaims(Settings(chapter="demo", profile="smoke", values={"data_dir": None},
                                            overrides={}))
-    assert digits.check("demo/up", **data).status == "undecided"
+    assert digits.check("demo/up", **data).status == "not testable"
     cifar = claims.ChapterClaims(Settings(chapter="demo", profile="smoke", values={"data_dir": "/data/cifar"},
                                           overrides={"data_dir": "/data/cifar"}))
     assert cifar.check("demo/up", **data).status == "pass"
+
+
+def test_failed_precondition_makes_its_findings_not_testable(monkeypatch):
+    def entry(cid, **kw):
+        return registry.Entry(id=cid, paper="aitken2021", chapter="demo", figure="F", statement="s",
+                              source="t", statistic="s", reference={}, added="2026-12-01", **kw)
+
+    pre = entry("demo/solves", rule={"test": "rate_at_least", "threshold": 0.5, "min_n": 3},
+                tier="precondition")
+    find = entry("demo/effect", rule={"test": "greater"}, requires=("demo/solves",))
+    monkeypatch.setattr(registry, "entries", lambda: {pre.id: pre, find.id: find})
+    data = dict(a=[5.0, 6.0, 7.0], b=[1.0, 2.0, 2.5])
+    ok = claims.ChapterClaims(_settings())
+    assert ok.check("demo/solves", successes=10, trials=10).status == "pass"
+    assert ok.check("demo/effect", **data).status == "pass"
+    bad = claims.ChapterClaims(_settings())
+    assert bad.check("demo/solves", successes=0, trials=10).status == "fail"
+    gated = bad.check("demo/effect", **data)
+    assert gated.status == "not testable" and "demo/solves" in gated.note
+    # only findings count in the headline
+    assert claims.counts_text(bad.claims).endswith("(of 1 findings)")

@@ -5,7 +5,10 @@ A chapter builds a :class:`ChapterClaims` from its settings, calls
 per seed, two paired samples, or a count), and ends with
 :meth:`~ChapterClaims.show`. The statement, the paper's number and the decision
 rule come from the registry (:mod:`companion.registry`), never from the notebook.
-Verdicts have three outcomes: ``pass``, ``fail`` and ``undecided``.
+Verdicts have four outcomes: ``pass``, ``fail``, ``undecided`` (the interval does not settle the rule yet)
+and ``not testable`` (set before the run: our data or setup cannot test the statement, or a
+precondition it rests on failed). Claims come in two tiers: *findings* (statements of a paper, the only
+ones counted in headlines) and *preconditions* (the networks solve the task; they gate findings).
 
 Two places receive the verdicts:
 
@@ -32,9 +35,9 @@ import pandas as pd
 from . import paths, registry, stats
 
 CLAIMS_FILE_ENV = "COMPANION_CLAIMS_FILE"
-STATUSES = ("pass", "fail", "undecided")
+STATUSES = ("pass", "fail", "undecided", "not testable")
 COLUMNS = ["figure", "claim", "expected", "observed", "criterion", "status", "source"]
-COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "undecided": "#9a6700"}
+COLOURS = {"pass": "#1a7f37", "fail": "#cf222e", "undecided": "#9a6700", "not testable": "#57606a"}
 
 
 @dataclass
@@ -64,6 +67,7 @@ class Claim:
     revised: str = ""
     note: str = ""
     digest: str = ""
+    tier: str = "finding"
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -102,6 +106,11 @@ def _finite(x: Any) -> float | None:
     return float(x) if x is not None and math.isfinite(float(x)) else None
 
 
+def findings(claims: list[Claim]) -> list[Claim]:
+    """The claims that count in headlines (preconditions gate them and are shown apart)."""
+    return [c for c in claims if c.tier == "finding"]
+
+
 def counts(claims: list[Claim]) -> dict[str, int]:
     out = {s: 0 for s in STATUSES}
     for c in claims:
@@ -110,8 +119,13 @@ def counts(claims: list[Claim]) -> dict[str, int]:
 
 
 def counts_text(claims: list[Claim]) -> str:
-    c = counts(claims)
-    return f"{c['pass']} pass, {c['fail']} fail, {c['undecided']} undecided (of {len(claims)})"
+    """Counts of the findings among ``claims`` (preconditions are not counted)."""
+    found = findings(claims)
+    c = counts(found)
+    text = f"{c['pass']} pass, {c['fail']} fail, {c['undecided']} undecided"
+    if c["not testable"]:
+        text += f", {c['not testable']} not testable here"
+    return text + f" (of {len(found)} findings)"
 
 
 def to_frame(claims: list[Claim]) -> pd.DataFrame:
@@ -173,12 +187,17 @@ class ChapterClaims:
         status = v.status
         observed = self._observed_text(entry, v)
         notes = [n for n in (v.detail, note) if n]
-        waived = bool(entry.decidable_with) and bool(self.settings.get(entry.decidable_with))
-        if entry.undecidable and not waived:
-            if status != "undecided":
+        waived = bool(entry.testable_with) and bool(self.settings.get(entry.testable_with))
+        if entry.not_testable and not waived:
+            notes.append(f"rule alone would say {status}")
+            status = "not testable"
+            notes.append(f"not testable here: {entry.not_testable}")
+        elif entry.requires:
+            failed = self._failed_preconditions(entry)
+            if failed:
                 notes.append(f"rule alone would say {status}")
-            status = "undecided"
-            notes.append(f"not decidable here: {entry.undecidable}")
+                status = "not testable"
+                notes.append("precondition not met: " + ", ".join(failed))
         target = entry.target()
         ref = entry.paper_value().get("value")
         revised = "; ".join(f"revised {r['date']}: {r['why']}" for r in entry.revisions)
@@ -192,10 +211,29 @@ class ChapterClaims:
             target_lo=_finite(target[0]) if target else None,
             target_hi=_finite(target[1]) if target else None,
             reference=_finite(ref) if ref is not None else None, revised=revised, note="; ".join(notes),
-            digest=entry.digest,
+            digest=entry.digest, tier=entry.tier,
         )
         self.claims.append(claim)
         return claim
+
+    def _failed_preconditions(self, entry: registry.Entry) -> list[str]:
+        """The preconditions of ``entry`` that did not pass. A precondition of this chapter must be
+        checked before the findings that rest on it; one owned by another chapter is read from the
+        claims store of this profile (missing there: treated as not met)."""
+        out = []
+        here = {c.id: c for c in self.claims}
+        for pre in entry.requires:
+            owner = registry.get(pre).chapter
+            if owner == self.chapter:
+                if pre not in here:
+                    raise ValueError(f"{entry.id} requires {pre}: check the precondition first")
+                ok = here[pre].status == "pass"
+            else:
+                stored = {c.id: c for c in load_store(self.settings.profile) if c.chapter == owner}
+                ok = pre in stored and stored[pre].status == "pass"
+            if not ok:
+                out.append(pre)
+        return out
 
     @staticmethod
     def _observed_text(entry: registry.Entry, v: registry.Verdict) -> str:
@@ -344,6 +382,10 @@ def from_row(row: dict) -> Claim:
     data = {k: v for k, v in row.items() if k in _FIELDS}
     if "status" not in data or data["status"] not in STATUSES:
         data["status"] = "pass" if row.get("passed") else "fail"
+    if data.get("tier") not in registry.TIERS:
+        # older rows have no tier: the registry's, where the claim still exists
+        known = registry.entries()
+        data["tier"] = known[data["id"]].tier if data.get("id") in known else "finding"
     return Claim(**data)
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 
 THUMB_SIZE = (320, 220)
 GALLERY_TAG = "gallery"
-STATUSES = ("pass", "fail", "undecided")
+STATUSES = ("pass", "fail", "undecided", "not testable")
 OUT_DIR = "_gallery"
 
 
@@ -123,7 +123,8 @@ STYLE = """<style>
 def _claims_line(counts: Counter) -> str:
     if not sum(counts.values()):
         return "no claims recorded"
-    return " · ".join(f'<span class="cg-{s}">{counts.get(s, 0)} {s}</span>' for s in STATUSES)
+    return " · ".join(f'<span class="cg-{s.replace(" ", "-")}">{counts.get(s, 0)} {s}</span>'
+                      for s in STATUSES)
 
 
 def render(groups: list[tuple[str, list[Card]]]) -> str:

@@ -178,13 +178,13 @@ def status_of(claim) -> str:
 
 
 def counts(rows: list[dict]) -> dict[str, int]:
-    """Pass/fail/undecided counts of claim rows (read through ``claims.load_file``)."""
-    n = {"pass": 0, "fail": 0, "undecided": 0}
+    """Verdict counts of the findings among claim rows (read through ``claims.load_file``)."""
+    n = {s: 0 for s in claims.STATUSES}
     if rows:
         with tempfile.TemporaryDirectory() as tmp:
             f = Path(tmp) / "c.json"
             f.write_text(json.dumps(rows))
-            for c in claims.load_file(f):
+            for c in claims.findings(claims.load_file(f)):
                 s = status_of(c)
                 n[s] = n.get(s, 0) + 1
     return n
@@ -199,7 +199,8 @@ def progress_line(result: dict, done: int, total: int, label: str | None = None)
     where = f"{result['host']}:{result['pid']}"
     return (
         f"[{done:>{len(str(total))}}/{total}] {name:<22} {result['seconds']:6.0f} s  "
-        f"pass {n['pass']}  fail {n['fail']}  undecided {n['undecided']}  ({where})"
+        f"pass {n['pass']}  fail {n['fail']}  undecided {n['undecided']}  not testable {n['not testable']}  "
+        f"({where})"
     )
 
 

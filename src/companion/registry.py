@@ -16,8 +16,13 @@ the paper's number come from here, never from the notebook. An entry::
       added: 2026-12-01                            # the day the rule was written, before the runs it judges
       revisions:                                   # a rule changed after seeing results keeps why
         - {date: 2026-12-02, why: "..."}
-      undecidable: "..."                           # optional: our setting cannot test the paper's statement
-      decidable_with: data_dir                     # optional: ... unless this chapter parameter is set
+      tier: finding                                # finding (default: counts in every headline) or
+                                                   # precondition (gates findings; shown, never counted)
+      requires: [t-d1/solves-task]                 # optional: preconditions this finding rests on; when one
+                                                   # fails, the finding is "not testable" (not failed)
+      not_testable: "..."                          # optional: our data or setup cannot test the statement,
+                                                   # known before the run (e.g. the digit stand-in)
+      testable_with: data_dir                      # optional: ... unless this chapter parameter is set
 
 Decision rules (95 % intervals, :mod:`companion.stats`), each with three outcomes:
 
@@ -57,8 +62,9 @@ PAPERS = ("aitken2021", "pandey2022")
 TESTS = ("matches", "at_least", "at_most", "greater", "less",
          "rate_at_least", "rate_at_most", "rate_higher", "rate_lower")
 DIRECTIONAL = {"greater": 1, "less": -1, "rate_higher": 1, "rate_lower": -1}
-KEYS = {"figure", "statement", "source", "paper", "statistic", "rule", "added", "revisions", "undecidable",
-        "decidable_with", "see_also"}
+TIERS = ("finding", "precondition")
+KEYS = {"figure", "statement", "source", "paper", "statistic", "rule", "added", "revisions", "not_testable",
+        "testable_with", "see_also", "tier", "requires"}
 RULE_KEYS = {"test", "margin", "threshold", "min_n", "min_effect", "paired", "interval"}
 
 
@@ -77,9 +83,11 @@ class Entry:
     reference: dict            # the paper's number as given in the file (value / sd / n / text / table)
     added: str
     revisions: tuple = ()
-    undecidable: str = ""
-    decidable_with: str = ""
+    not_testable: str = ""
+    testable_with: str = ""
     see_also: tuple = ()
+    tier: str = "finding"
+    requires: tuple = ()
 
     @property
     def test(self) -> str:
@@ -94,7 +102,8 @@ class Entry:
         """A hash of what decides the claim (rule, paper value, statement): a recorded result whose
         digest differs from the registry's is stale."""
         blob = json.dumps({"rule": self.rule, "paper": self.reference, "statement": self.statement,
-                           "undecidable": self.undecidable}, sort_keys=True, default=str)
+                           "not_testable": self.not_testable, "tier": self.tier,
+                           "requires": list(self.requires)}, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def paper_value(self) -> dict:
@@ -213,6 +222,10 @@ def _check_entry(cid: str, chapter: str, raw: Any, where: str) -> None:
         raise ConfigError(f"{where}: {cid}: a 'matches' rule needs rule.margin and a paper value")
     if t in ("at_least", "at_most", "rate_at_least", "rate_at_most") and "threshold" not in rule:
         raise ConfigError(f"{where}: {cid}: rule {t!r} needs rule.threshold")
+    if raw.get("tier", "finding") not in TIERS:
+        raise ConfigError(f"{where}: {cid}: tier must be one of {', '.join(TIERS)}")
+    if not isinstance(raw.get("requires", []), list):
+        raise ConfigError(f"{where}: {cid}: requires must be a list of precondition ids")
     for rev in raw.get("revisions") or []:
         if not (isinstance(rev, dict) and {"date", "why"} <= set(rev)):
             raise ConfigError(f"{where}: {cid}: each revision needs a date and a why")
@@ -244,10 +257,16 @@ def _load(stamp: tuple) -> dict[str, Entry]:
                     statement=str(raw["statement"]).strip(), source=str(raw["source"]),
                     statistic=str(raw["statistic"]).strip(), rule=dict(raw["rule"]), reference=ref,
                     added=str(raw["added"]), revisions=tuple(raw.get("revisions") or ()),
-                    undecidable=str(raw.get("undecidable") or "").strip(),
-                    decidable_with=str(raw.get("decidable_with") or ""),
+                    not_testable=str(raw.get("not_testable") or "").strip(),
+                    testable_with=str(raw.get("testable_with") or ""),
                     see_also=tuple(raw.get("see_also") or ()),
+                    tier=str(raw.get("tier", "finding")), requires=tuple(raw.get("requires") or ()),
                 )
+    for e in out.values():
+        for pre in e.requires:
+            if pre not in out or out[pre].tier != "precondition":
+                raise ConfigError(f"{registry_dir(e.paper) / (e.chapter + '.yml')}: {e.id}: requires "
+                                  f"{pre!r}, which is not a registered precondition")
     return out
 
 

@@ -186,7 +186,7 @@ def show_criteria() -> None:
                 last = e.chapter
             revs = "".join(f"<li>revised {escape(str(r['date']))}: {escape(str(r['why']))}</li>"
                            for r in e.revisions)
-            extra = f"<li><b>Not decidable here:</b> {escape(e.undecidable)}</li>" if e.undecidable else ""
+            extra = f"<li><b>Not testable here:</b> {escape(e.not_testable)}</li>" if e.not_testable else ""
             parts.append(
                 f"<div class='companion-criterion'><p><code>{escape(e.id)}</code> ({escape(e.figure)}): "
                 f"{escape(e.statement)}</p><ul>"
