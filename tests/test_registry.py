@@ -33,7 +33,14 @@ def test_matches_band_includes_the_papers_standard_error():
 
 def test_one_sided():
     e = entry("at_least", threshold=0.99)
-    assert registry.decide(e, values=[1.0, 1.0, 1.0]).status == "pass"
+    assert registry.decide(e, values=[1.0, 0.995, 0.999, 0.998, 0.997]).status == "pass"
+    # equal values are not certainty: no spread leaves an unbounded statistic undecided, and a bounded
+    # one gets Wilson's interval (3 of 3 networks at 1.0 allow a mean down to 0.44)
+    flat = registry.decide(e, values=[1.0, 1.0, 1.0])
+    assert flat.status == "undecided" and "no spread" in flat.detail
+    bounded = registry.decide(entry("at_least", threshold=0.99, range=[0, 1]), values=[1.0, 1.0, 1.0])
+    assert bounded.status == "undecided" and bounded.lo == pytest.approx(0.4385, abs=1e-4)
+    assert registry.decide(entry("at_least", threshold=0.4, range=[0, 1]), values=[1.0] * 3).status == "pass"
     assert registry.decide(e, values=[0.5, 0.6, 0.55]).status == "fail"
     assert registry.decide(e, values=[0.95, 1.0, 1.0]).status == "undecided"
     assert registry.decide(entry("at_most", threshold=0.1), values=[0.5, 0.6, 0.55]).status == "fail"
@@ -90,6 +97,33 @@ def test_schema_errors_are_one_line(tmp_path):
     bad["rule"] = {"test": "matches"}
     with pytest.raises(ConfigError, match="margin"):
         registry._check_entry("demo/x", "demo", bad, "f.yml")
+
+
+def test_a_malformed_range_is_refused():
+    base = {"figure": "F", "statement": "s", "source": "t", "statistic": "s", "added": "d"}
+    for rng in ([1, 0], [0], "0,1", [0, float("inf")], [0, True], [0.5, 0.5]):
+        with pytest.raises(ConfigError, match="rule.range"):
+            registry._check_entry("demo/x", "demo", {**base, "rule": {"test": "at_least", "threshold": 0.5,
+                                                                        "range": rng}}, "f.yml")
+    with pytest.raises(ConfigError, match="rate lies in"):
+        registry._check_entry("demo/x", "demo", {**base, "rule": {"test": "rate_at_least", "threshold": 0.5,
+                                                                    "range": [0, 1]}}, "f.yml")
+    registry._check_entry("demo/x", "demo", {**base, "rule": {"test": "at_least", "threshold": 0.5,
+                                                                "range": [0, 100]}}, "f.yml")
+
+
+def test_the_level_and_the_interval_method_are_stated_and_used(monkeypatch):
+    e = entry("at_least", threshold=0.5, range=[0, 1])
+    text = e.rule_text()
+    assert text.startswith("95% interval") and "Wilson" in text and "[0, 1]" in text
+    assert "undefined" in entry("greater").rule_text() and "Newcombe" in entry("rate_higher").rule_text()
+    values = [0.58, 0.62, 0.6, 0.61, 0.59]
+    assert registry.decide(e, values=values).status == "pass"
+    strict = registry.decide(e, values=values, level=0.9999999)
+    assert strict.status == "undecided" and strict.lo < registry.decide(e, values=values).lo
+    monkeypatch.setenv("COMPANION_LEVEL", "0.9999999")  # a staged record's per-look level
+    assert registry.decide(e, values=values).status == "undecided"
+    assert not e.rule_text().startswith("95%")
 
 
 # ---- the registry against the chapters -------------------------------------------------------------

@@ -40,6 +40,15 @@ Decision rules (95 % intervals, :mod:`companion.stats`), each with three outcome
 ``rate_lower``   decided as greater/less.
 
 Every rule has ``min_n`` (default 3): with fewer seeds (or trials) the claim is undecided.
+
+``range: [lo, hi]`` (optional, mean and difference rules) declares a bounded statistic (a share or an
+accuracy in [0, 1], a percentage in [0, 100]); its interval then never leaves the range and never has
+zero width: the t interval while the values are spread and clear of the bounds, else Wilson's score
+interval of the scaled mean (:mod:`companion.stats`). Without a range, values with no spread leave
+the claim undecided (the interval is undefined). A malformed range is refused when the registry loads.
+
+Claims are decided at :func:`companion.stats.active_level` (95 %, or the per-look level of a staged
+record, passed in ``COMPANION_LEVEL``); ``decide(..., level=...)`` overrides it.
 """
 
 from __future__ import annotations
@@ -65,7 +74,9 @@ DIRECTIONAL = {"greater": 1, "less": -1, "rate_higher": 1, "rate_lower": -1}
 TIERS = ("finding", "precondition")
 KEYS = {"figure", "statement", "source", "paper", "statistic", "rule", "added", "revisions", "not_testable",
         "testable_with", "see_also", "tier", "requires"}
-RULE_KEYS = {"test", "margin", "threshold", "min_n", "min_effect", "paired", "interval"}
+RULE_KEYS = {"test", "margin", "threshold", "min_n", "min_effect", "paired", "interval", "range"}
+#: Rules whose statistic is a mean (or a difference of means) and so may declare a ``range``.
+MEAN_TESTS = ("matches", "at_least", "at_most", "greater", "less")
 
 
 @dataclass(frozen=True)
@@ -96,6 +107,34 @@ class Entry:
     @property
     def min_n(self) -> int:
         return int(self.rule.get("min_n", 3))
+
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """The statistic's declared range ``(lo, hi)``, or None (unbounded)."""
+        r = self.rule.get("range")
+        return None if r is None else stats.check_range(r)
+
+    def interval_text(self) -> str:
+        """How this rule's interval is computed, in words (the criteria appendix states it per rule)."""
+        t, r = self.test, self.rule
+        if t in ("rate_at_least", "rate_at_most"):
+            return "Wilson score interval of the rate"
+        if t in ("rate_higher", "rate_lower"):
+            return "Newcombe's hybrid score interval of the difference of two rates"
+        if t in ("greater", "less") and not r.get("paired", True):
+            base = "Welch t interval of the difference of means"
+            if self.bounds:
+                lo, hi = self.bounds
+                return base + f", clipped to the range [{stats.fmt(lo)}, {stats.fmt(hi)}]"
+            return base + "; no spread in either sample: undefined (undecided)"
+        what = "mean paired difference" if t in ("greater", "less") else "mean"
+        how = "BCa bootstrap (seed 0)" if r.get("interval") == "bootstrap" else "t"
+        if self.bounds:
+            lo, hi = self.bounds
+            return (f"{how} interval of the {what}, in the range [{stats.fmt(lo)}, {stats.fmt(hi)}]; "
+                    "when the values show no spread or the t interval reaches past a bound: Wilson score "
+                    "interval of the mean scaled to [0, 1] (sum of the values as successes in n trials)")
+        return f"{how} interval of the {what}; values with no spread: undefined (undecided)"
 
     @property
     def digest(self) -> str:
@@ -142,30 +181,31 @@ class Entry:
             parts.append(str(ref["text"]))
         return "; ".join(parts) or "—"
 
-    def rule_text(self) -> str:
+    def rule_text(self, level: float | None = None) -> str:
         r, t, n = self.rule, self.test, self.min_n
-        how = "bootstrap" if r.get("interval") == "bootstrap" else "t"
+        pct = stats.level_text(stats.active_level() if level is None else level)
+        how = f" Interval: {self.interval_text()}."
         if t == "matches":
             lo, hi = self.target()
             extra = " + 1.96 × paper SE" if self.paper_value().get("sd") is not None else ""
-            return (f"95% {how}-interval of our mean inside [{stats.fmt(lo)}, {stats.fmt(hi)}] "
+            return (f"{pct} interval of our mean inside [{stats.fmt(lo)}, {stats.fmt(hi)}] "
                     f"(paper ± {stats.fmt(float(r['margin']))}{extra}) → pass; entirely outside → fail; "
-                    f"n ≥ {n}")
+                    f"n ≥ {n}.{how}")
         if t in ("at_least", "at_most"):
             op = "≥" if t == "at_least" else "≤"
-            return f"95% {how}-interval of our mean {op} {stats.fmt(float(r['threshold']))} → pass; " \
-                   f"entirely on the other side → fail; n ≥ {n}"
+            return f"{pct} interval of our mean {op} {stats.fmt(float(r['threshold']))} → pass; " \
+                   f"entirely on the other side → fail; n ≥ {n}.{how}"
         if t in ("rate_at_least", "rate_at_most"):
             op = "≥" if t == "rate_at_least" else "≤"
-            return f"95% Wilson interval of the rate {op} {stats.fmt(float(r['threshold']))} → pass; " \
+            return f"{pct} Wilson interval of the rate {op} {stats.fmt(float(r['threshold']))} → pass; " \
                    f"entirely on the other side → fail; trials ≥ {n}"
         sign = ">" if DIRECTIONAL[t] > 0 else "<"
         what = "p1 − p2 (Newcombe)" if t.startswith("rate") else (
             "mean paired difference a − b" if r.get("paired", True) else "difference of means a − b (Welch)")
-        text = f"95% interval of {what} {sign} 0 → pass; {'<' if sign == '>' else '>'} 0 → fail"
+        text = f"{pct} interval of {what} {sign} 0 → pass; {'<' if sign == '>' else '>'} 0 → fail"
         if r.get("min_effect") is not None:
             text += f", or excludes an effect of {stats.fmt(float(r['min_effect']))} → fail"
-        return text + f"; n ≥ {n}"
+        return text + f"; n ≥ {n}" + ("" if t.startswith("rate") else f".{how}")
 
 
 @dataclass
@@ -222,6 +262,16 @@ def _check_entry(cid: str, chapter: str, raw: Any, where: str) -> None:
         raise ConfigError(f"{where}: {cid}: a 'matches' rule needs rule.margin and a paper value")
     if t in ("at_least", "at_most", "rate_at_least", "rate_at_most") and "threshold" not in rule:
         raise ConfigError(f"{where}: {cid}: rule {t!r} needs rule.threshold")
+    if "range" in rule:
+        if t not in MEAN_TESTS:
+            raise ConfigError(f"{where}: {cid}: rule.range applies to mean rules ({', '.join(MEAN_TESTS)}); "
+                              "a rate lies in [0, 1] already")
+        rng = rule["range"]
+        if not (isinstance(rng, list) and len(rng) == 2
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in rng)
+                and all(math.isfinite(v) for v in rng) and rng[0] < rng[1]):
+            raise ConfigError(f"{where}: {cid}: rule.range must be [lo, hi], two finite numbers with "
+                              f"lo < hi, got {rng!r}")
     if raw.get("tier", "finding") not in TIERS:
         raise ConfigError(f"{where}: {cid}: tier must be one of {', '.join(TIERS)}")
     if not isinstance(raw.get("requires", []), list):
@@ -305,14 +355,20 @@ def _directional(iv: stats.Interval, sign: int, min_effect: float | None) -> str
     return "undecided"
 
 
-def decide(entry: Entry, *, values=None, a=None, b=None, successes=None, trials=None) -> Verdict:
-    """Apply the entry's rule to the observed data."""
+def _no_spread(iv: stats.Interval) -> str:
+    return stats.NO_SPREAD if stats.NO_SPREAD in iv.method else ""
+
+
+def decide(entry: Entry, *, values=None, a=None, b=None, successes=None, trials=None,
+           level: float | None = None) -> Verdict:
+    """Apply the entry's rule to the observed data, at ``level`` (default
+    :func:`companion.stats.active_level`: 95 %, or a staged record's per-look level)."""
     r, t = entry.rule, entry.test
-    level = stats.LEVEL
+    level = stats.active_level() if level is None else float(level)
     if t in ("matches", "at_least", "at_most"):
         if values is None:
             raise TypeError(f"{entry.id}: rule {t!r} needs values=<one number per seed>")
-        iv = stats.mean_interval(values, method=r.get("interval", "t"), level=level)
+        iv = stats.mean_interval(values, method=r.get("interval", "t"), level=level, bounds=entry.bounds)
         if iv.n < entry.min_n:
             return Verdict("undecided", iv.estimate, iv.lo, iv.hi, iv.n, iv.method,
                            f"needs n ≥ {entry.min_n}, has {iv.n}")
@@ -322,16 +378,17 @@ def decide(entry: Entry, *, values=None, a=None, b=None, successes=None, trials=
                       else ("fail" if iv.hi < lo or iv.lo > hi else "undecided"))
         else:
             status = _one_sided(iv, float(r["threshold"]), above=(t == "at_least"))
-        return Verdict(status, iv.estimate, iv.lo, iv.hi, iv.n, iv.method)
+        return Verdict(status, iv.estimate, iv.lo, iv.hi, iv.n, iv.method, _no_spread(iv))
     if t in ("greater", "less"):
         if a is None or b is None:
             raise TypeError(f"{entry.id}: rule {t!r} needs a=<values> and b=<values>")
-        iv = stats.difference_interval(a, b, paired=bool(r.get("paired", True)), level=level)
+        iv = stats.difference_interval(a, b, paired=bool(r.get("paired", True)), level=level,
+                                       bounds=entry.bounds)
         if iv.n < entry.min_n:
             return Verdict("undecided", iv.estimate, iv.lo, iv.hi, iv.n, iv.method,
                            f"needs n ≥ {entry.min_n}, has {iv.n}")
         return Verdict(_directional(iv, DIRECTIONAL[t], r.get("min_effect")), iv.estimate, iv.lo, iv.hi,
-                       iv.n, iv.method)
+                       iv.n, iv.method, _no_spread(iv))
     if t in ("rate_at_least", "rate_at_most"):
         if values is not None:
             flags = [bool(v) for v in values]

@@ -13,11 +13,33 @@ and hands back plain numbers. Three kinds of data reach a claim:
   (``binomtest(...).proportion_ci(method="wilson")``); the difference of two
   rates uses Newcombe's hybrid score interval, which is built from the two
   Wilson intervals (scipy has no routine for it).
+
+No interval has zero width, and none leaves the statistic's range:
+
+* **bounded means** (the rule declares ``range: [lo, hi]``: shares and accuracies in [0, 1],
+  percentages in [0, 100]): the t interval, clipped to the range, while the data are spread and
+  clear of the bounds. When the values show no spread, or the t interval reaches past a bound (the
+  values pile against it, where the t's normal approximation fails), the values are scaled to [0, 1]
+  and the interval is Wilson's score interval with the sum of the scaled values as successes in n
+  trials. That is conservative: of all distributions on [0, 1] with a given mean, the Bernoulli has
+  the largest variance, so the Wilson interval covers the mean of any of them at least as well as it
+  covers a rate. Three networks all at accuracy 1.0 give [0.44, 1.0] ("0 failures in 3" allows a
+  failure rate of about half), not [1.0, 1.0].
+* **unbounded statistics with no spread** (all values equal, or both Welch samples constant): the
+  interval is undefined, (-inf, inf), and the claim stays undecided ("no spread: interval
+  undefined"); equal values over n seeds are not certainty, and without a range there is no
+  conservative bound to fall back on.
+* **rates** (Wilson, Newcombe) lie in range by construction and never have zero width.
+
+The level is :data:`LEVEL` (95 %) unless a caller passes another; :func:`active_level` reads the
+``COMPANION_LEVEL`` environment variable, which a staged record sets for each look (a Bonferroni
+split of the error rate over the looks declared before the run, :mod:`companion.plan`).
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -25,6 +47,29 @@ import numpy as np
 from scipy import stats as st
 
 LEVEL = 0.95
+#: Environment variable carrying the confidence level of a staged record's look into the chapter run.
+LEVEL_ENV = "COMPANION_LEVEL"
+NO_SPREAD = "no spread: interval undefined"
+
+
+def active_level() -> float:
+    """The confidence level claims are decided at: ``COMPANION_LEVEL`` if set (a staged record's
+    per-look level), else :data:`LEVEL`."""
+    text = os.environ.get(LEVEL_ENV, "").strip()
+    if not text:
+        return LEVEL
+    try:
+        level = float(text)
+    except ValueError:
+        level = math.nan
+    if not 0.5 <= level < 1.0:
+        raise ValueError(f"{LEVEL_ENV} must be a confidence level in [0.5, 1), got {text!r}")
+    return level
+
+
+def level_text(level: float) -> str:
+    """``95%``, or ``98.75%`` for a per-look level."""
+    return f"{100 * level:.4g}%"
 
 
 @dataclass(frozen=True)
@@ -69,8 +114,15 @@ def mean_sd(values: Iterable[float]) -> tuple[float, float]:
     return float(x.mean()), float(x.std(ddof=1)) if len(x) > 1 else 0.0
 
 
-def mean_interval(values: Iterable[float], method: str = "t", level: float = LEVEL) -> Interval:
-    """Interval of the mean over seeds. ``method`` is ``t`` or ``bootstrap`` (BCa, seed 0)."""
+def mean_interval(values: Iterable[float], method: str = "t", level: float = LEVEL,
+                  bounds: tuple[float, float] | None = None) -> Interval:
+    """Interval of the mean over seeds. ``method`` is ``t`` or ``bootstrap`` (BCa, seed 0).
+
+    ``bounds``: the statistic's range ``(lo, hi)``; the interval then never leaves it and never has
+    zero width (see the module's notes). Without bounds, values with no spread give an undefined
+    interval (-inf, inf)."""
+    if method not in ("t", "bootstrap"):
+        raise ValueError(f"unknown interval method {method!r}; use 't' or 'bootstrap'")
     x = finite(values)
     n = len(x)
     if n == 0:
@@ -79,21 +131,73 @@ def mean_interval(values: Iterable[float], method: str = "t", level: float = LEV
     m = float(x.mean())
     if n == 1:
         return Interval(m, -math.inf, math.inf, 1, method)
-    if np.ptp(x) == 0:  # no spread: scipy would return nan bounds
-        return Interval(m, m, m, n, method)
+    if bounds is not None:
+        lo_b, hi_b = check_range(bounds)
+        tol = 1e-9 * (hi_b - lo_b)  # float round-off at a bound (an accuracy of 1 + 1e-16) is not a breach
+        if x.min() < lo_b - tol or x.max() > hi_b + tol:
+            raise ValueError(f"values outside the declared range [{fmt(lo_b)}, {fmt(hi_b)}]: "
+                             f"{fmt(float(x.min()))} .. {fmt(float(x.max()))}")
+        x = np.clip(x, lo_b, hi_b)
+        m = float(x.mean())
+    if _no_spread(x):  # scipy would return nan bounds, or a width of round-off
+        if bounds is not None:
+            return bounded_wilson(m, n, bounds, level)
+        return Interval(m, -math.inf, math.inf, n, f"{method} ({NO_SPREAD})")
     if method == "t":
         ci = st.ttest_1samp(x, popmean=m).confidence_interval(confidence_level=level)
-    elif method == "bootstrap":
+    else:
         ci = st.bootstrap((x,), np.mean, confidence_level=level, method="BCa",
                           random_state=np.random.default_rng(0)).confidence_interval
-    else:
-        raise ValueError(f"unknown interval method {method!r}; use 't' or 'bootstrap'")
-    return Interval(m, float(ci.low), float(ci.high), n, method)
+    lo, hi = float(ci.low), float(ci.high)
+    if bounds is not None and (lo < bounds[0] or hi > bounds[1]):
+        return bounded_wilson(m, n, bounds, level)
+    return Interval(m, lo, hi, n, method)
+
+
+def _no_spread(x: np.ndarray) -> bool:
+    """All values equal up to round-off (a billionth of their magnitude): differences of equal steps
+    such as 0.9 - 0.8 and 0.8 - 0.7 differ in the 17th digit, which is not spread."""
+    return float(np.ptp(x)) <= 1e-9 * max(1.0, float(np.abs(x).max()))
+
+
+def check_range(bounds) -> tuple[float, float]:
+    """``(lo, hi)`` as floats with lo < hi, both finite (else ValueError)."""
+    try:
+        lo, hi = (float(v) for v in bounds)
+    except (TypeError, ValueError):
+        raise ValueError(f"a range is two numbers [lo, hi], got {bounds!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"a range needs finite lo < hi, got [{lo}, {hi}]")
+    return lo, hi
+
+
+def bounded_wilson(mean: float, n: int, bounds, level: float = LEVEL) -> Interval:
+    """Wilson's score interval for the mean of ``n`` values in ``bounds``: the mean scaled to [0, 1]
+    times n as successes in n trials, mapped back (conservative: the Bernoulli has the largest
+    variance of any distribution on the range with that mean)."""
+    lo_b, hi_b = check_range(bounds)
+    p = min(1.0, max(0.0, (mean - lo_b) / (hi_b - lo_b)))
+    lo, hi = wilson(p, n, level)
+    w = hi_b - lo_b
+    return Interval(mean, lo_b + w * lo, lo_b + w * hi, n, "Wilson (bounded mean)")
+
+
+def wilson(p: float, n: float, level: float = LEVEL) -> tuple[float, float]:
+    """Wilson's score interval of a proportion ``p`` observed in ``n`` trials (n may be fractional
+    successes' denominator; the formula is continuous in p)."""
+    z = float(st.norm.ppf(0.5 + level / 2))
+    z2n = z * z / n
+    centre = (p + z2n / 2) / (1 + z2n)
+    half = z * math.sqrt(p * (1 - p) / n + z2n / (4 * n)) / (1 + z2n)
+    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def difference_interval(a: Iterable[float], b: Iterable[float], paired: bool = True,
-                        level: float = LEVEL) -> Interval:
-    """Interval of mean(a - b): paired t over seeds, or Welch's t for independent samples."""
+                        level: float = LEVEL, bounds: tuple[float, float] | None = None) -> Interval:
+    """Interval of mean(a - b): paired t over seeds, or Welch's t for independent samples.
+
+    ``bounds``: the range of the difference; paired differences then get the bounded-mean interval,
+    Welch's is clipped to it. No spread at all (and no range): undefined, (-inf, inf)."""
     a = np.asarray(list(a) if not hasattr(a, "__array__") else a, dtype=float).ravel()
     b = np.asarray(list(b) if not hasattr(b, "__array__") else b, dtype=float).ravel()
     if paired:
@@ -101,8 +205,9 @@ def difference_interval(a: Iterable[float], b: Iterable[float], paired: bool = T
             raise ValueError(f"paired samples need equal lengths, got {len(a)} and {len(b)}")
         keep = np.isfinite(a) & np.isfinite(b)
         d = a[keep] - b[keep]
-        iv = mean_interval(d, level=level)
-        return Interval(iv.estimate, iv.lo, iv.hi, iv.n, "paired t")
+        iv = mean_interval(d, level=level, bounds=bounds)
+        method = "paired t" if iv.method == "t" else f"paired, {iv.method}"
+        return Interval(iv.estimate, iv.lo, iv.hi, iv.n, method)
     a, b = finite(a), finite(b)
     n = min(len(a), len(b))
     if n == 0:
@@ -111,10 +216,14 @@ def difference_interval(a: Iterable[float], b: Iterable[float], paired: bool = T
     d = float(a.mean() - b.mean())
     if n == 1:
         return Interval(d, -math.inf, math.inf, n, "Welch t")
-    if np.ptp(a) == 0 and np.ptp(b) == 0:
-        return Interval(d, d, d, n, "Welch t")
+    if _no_spread(a) and _no_spread(b):
+        return Interval(d, -math.inf, math.inf, n, f"Welch t ({NO_SPREAD})")
     ci = st.ttest_ind(a, b, equal_var=False).confidence_interval(confidence_level=level)
-    return Interval(d, float(ci.low), float(ci.high), n, "Welch t")
+    lo, hi = float(ci.low), float(ci.high)
+    if bounds is not None:
+        lo_b, hi_b = check_range(bounds)
+        lo, hi = max(lo, lo_b), min(hi, hi_b)
+    return Interval(d, lo, hi, n, "Welch t")
 
 
 def rate_interval(successes: int, trials: int, level: float = LEVEL) -> Interval:
