@@ -355,6 +355,20 @@ def _directional(iv: stats.Interval, sign: int, min_effect: float | None) -> str
     return "undecided"
 
 
+def status_of(entry: Entry, iv: stats.Interval) -> str:
+    """The rule's outcome for an interval (``min_n`` aside): the one place the rules are applied, by
+    :func:`decide` to observed data and by :mod:`companion.plan` to expected intervals."""
+    t, r = entry.test, entry.rule
+    if t == "matches":
+        lo, hi = entry.target()
+        if lo <= iv.lo and iv.hi <= hi:
+            return "pass"
+        return "fail" if iv.hi < lo or iv.lo > hi else "undecided"
+    if t in ("at_least", "at_most", "rate_at_least", "rate_at_most"):
+        return _one_sided(iv, float(r["threshold"]), above=t in ("at_least", "rate_at_least"))
+    return _directional(iv, DIRECTIONAL[t], r.get("min_effect"))
+
+
 def _no_spread(iv: stats.Interval) -> str:
     return stats.NO_SPREAD if stats.NO_SPREAD in iv.method else ""
 
@@ -372,13 +386,7 @@ def decide(entry: Entry, *, values=None, a=None, b=None, successes=None, trials=
         if iv.n < entry.min_n:
             return Verdict("undecided", iv.estimate, iv.lo, iv.hi, iv.n, iv.method,
                            f"needs n ≥ {entry.min_n}, has {iv.n}")
-        if t == "matches":
-            lo, hi = entry.target()
-            status = ("pass" if lo <= iv.lo and iv.hi <= hi
-                      else ("fail" if iv.hi < lo or iv.lo > hi else "undecided"))
-        else:
-            status = _one_sided(iv, float(r["threshold"]), above=(t == "at_least"))
-        return Verdict(status, iv.estimate, iv.lo, iv.hi, iv.n, iv.method, _no_spread(iv))
+        return Verdict(status_of(entry, iv), iv.estimate, iv.lo, iv.hi, iv.n, iv.method, _no_spread(iv))
     if t in ("greater", "less"):
         if a is None or b is None:
             raise TypeError(f"{entry.id}: rule {t!r} needs a=<values> and b=<values>")
@@ -387,8 +395,7 @@ def decide(entry: Entry, *, values=None, a=None, b=None, successes=None, trials=
         if iv.n < entry.min_n:
             return Verdict("undecided", iv.estimate, iv.lo, iv.hi, iv.n, iv.method,
                            f"needs n ≥ {entry.min_n}, has {iv.n}")
-        return Verdict(_directional(iv, DIRECTIONAL[t], r.get("min_effect")), iv.estimate, iv.lo, iv.hi,
-                       iv.n, iv.method, _no_spread(iv))
+        return Verdict(status_of(entry, iv), iv.estimate, iv.lo, iv.hi, iv.n, iv.method, _no_spread(iv))
     if t in ("rate_at_least", "rate_at_most"):
         if values is not None:
             flags = [bool(v) for v in values]
@@ -400,8 +407,7 @@ def decide(entry: Entry, *, values=None, a=None, b=None, successes=None, trials=
         if iv.n < entry.min_n:
             return Verdict("undecided", iv.estimate, iv.lo, iv.hi, iv.n, iv.method,
                            f"needs ≥ {entry.min_n} trials, has {iv.n}", extra=counts)
-        return Verdict(_one_sided(iv, float(r["threshold"]), above=(t == "rate_at_least")),
-                       iv.estimate, iv.lo, iv.hi, iv.n, iv.method, extra=counts)
+        return Verdict(status_of(entry, iv), iv.estimate, iv.lo, iv.hi, iv.n, iv.method, extra=counts)
     # rate_higher / rate_lower
     if successes is None or trials is None or len(successes) != 2 or len(trials) != 2:
         raise TypeError(f"{entry.id}: rule {t!r} needs successes=(k1, k2) and trials=(n1, n2)")
@@ -411,5 +417,4 @@ def decide(entry: Entry, *, values=None, a=None, b=None, successes=None, trials=
     if iv.n < entry.min_n:
         return Verdict("undecided", iv.estimate, iv.lo, iv.hi, iv.n, iv.method,
                        f"needs ≥ {entry.min_n} trials per rate, has {iv.n}", extra=counts)
-    return Verdict(_directional(iv, DIRECTIONAL[t], r.get("min_effect")), iv.estimate, iv.lo, iv.hi, iv.n,
-                   iv.method, extra=counts)
+    return Verdict(status_of(entry, iv), iv.estimate, iv.lo, iv.hi, iv.n, iv.method, extra=counts)

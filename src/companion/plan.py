@@ -1,0 +1,430 @@
+"""Can a rule decide, and how many seeds would decide a claim: expected intervals, not new runs.
+
+Two questions, both answered without training anything, from the interval a rule would see if the
+mean and the spread we assume held exactly (a deterministic "expected interval": the interval the
+rule's own method gives at that mean and standard deviation, no random draws):
+
+* :func:`feasibility` (before the runs): with the paper's value and the paper's spread, does the
+  rule pass at some n <= ``n_max`` (40) seeds, and does it fail at some n <= ``n_max`` when the
+  effect is reversed? Reversed means mirrored across the rule's boundary: the opposite sign of a
+  difference (greater/less, rate_higher/rate_lower); for at_least/at_most (and their rates) the value
+  as far on the wrong side of the threshold as the paper's is on the right side; for matches a value
+  as far outside the band as the paper's is inside it (the band's centre, so value ± 2 × half-width).
+  Where the paper gives no value (or, for a difference, none of the paper's sign), the value is our
+  recorded ``paper``-budget estimate turned to the paper's side (an effect as large as ours in the
+  paper's direction). The spread, in order: the paper's sd; else the spread of our recorded run
+  (backed out of its interval); else 10 % of the statistic's range, or of |value|. A finding must be
+  able to pass and to fail; a precondition must be able to pass.
+* :func:`seeds_to_decide` / :func:`plan_rows` (after a run): for an undecided finding, the side its
+  estimate leans to (the estimate against the rule's boundary) and the smallest n at which the
+  expected interval, at the observed mean and spread, excludes the boundary on that side (a power
+  calculation at 50 % power: half the time the real interval at that n is wider or off-centre, so it
+  is the least n, not a guarantee). The spread comes from the stored interval: sd = half-width × √n /
+  t_{n-1} (t rows), per group for Welch rows; rates use Wilson's interval at the observed rate (and
+  Newcombe's for two rates, at the observed counts). Capped at 1000 ("not with a feasible number").
+  The level is a single look's 95 %; a staged record splits it over its looks and needs a little more.
+
+Cost: the chapter's measured one-core cost divided by its seed count, times the seeds to add
+(:func:`seed_cost`). Rough, and said so: the chapter's fixed analysis cost is spread over its seeds,
+and a rule's n is not always seeds (pooled cells, rate trials, runs of an ensemble).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import asdict, dataclass
+
+from scipy import stats as st
+
+from . import config, registry, stats
+
+CAP = 1000
+N_MAX = 40
+DEFAULT_SPREAD = 0.10
+#: The parameters that set a chapter's number of seeds, in the order they are looked for.
+SEED_PARAMETERS = ("n_seeds", "escan_seeds")
+
+
+# ---- expected intervals ---------------------------------------------------------------------------
+
+def _t(n: float, level: float) -> float:
+    return float(st.t.ppf(0.5 + level / 2, n))
+
+
+def _z(level: float) -> float:
+    return float(st.norm.ppf(0.5 + level / 2))
+
+
+def expected_interval(entry: registry.Entry, mean: float, sd: float, n: int, level: float = stats.LEVEL,
+                      rates: tuple[float, float] | None = None) -> stats.Interval:
+    """The interval the entry's method gives at ``n`` if the sample mean were ``mean`` and the sample
+    sd ``sd`` (per group for Welch; ignored for rates, whose spread follows from the rate).
+    ``rates``: the two rates of a rate difference (default 0.5 ± mean / 2, the widest)."""
+    t, r = entry.test, entry.rule
+    if t in ("rate_at_least", "rate_at_most"):
+        lo, hi = stats.wilson(min(1.0, max(0.0, mean)), n, level)
+        return stats.Interval(mean, lo, hi, n, "Wilson")
+    if t in ("rate_higher", "rate_lower"):
+        p1, p2 = rates if rates is not None else (0.5 + mean / 2, 0.5 - mean / 2)
+        (l1, h1), (l2, h2) = stats.wilson(p1, n, level), stats.wilson(p2, n, level)
+        d = p1 - p2
+        return stats.Interval(d, d - math.hypot(p1 - l1, h2 - p2), d + math.hypot(h1 - p1, p2 - l2), n,
+                              "Newcombe")
+    bounds = entry.bounds
+    if n < 2:
+        return stats.Interval(mean, -math.inf, math.inf, n, "t")
+    welch = t in ("greater", "less") and not r.get("paired", True)
+    if sd <= 0:
+        if bounds is not None and not welch:
+            return stats.bounded_wilson(mean, n, bounds, level)
+        return stats.Interval(mean, -math.inf, math.inf, n, stats.NO_SPREAD)
+    half = _t(2 * n - 2, level) * sd * math.sqrt(2 / n) if welch else _t(n - 1, level) * sd / math.sqrt(n)
+    lo, hi = mean - half, mean + half
+    if bounds is not None:
+        if welch:
+            lo, hi = max(lo, bounds[0]), min(hi, bounds[1])
+        elif lo < bounds[0] or hi > bounds[1]:
+            return stats.bounded_wilson(mean, n, bounds, level)
+    return stats.Interval(mean, lo, hi, n, "Welch t" if welch else "t")
+
+
+def _status(entry, mean, sd, n, level, rates=None) -> str:
+    if n < entry.min_n:
+        return "undecided"
+    return registry.status_of(entry, expected_interval(entry, mean, sd, n, level, rates))
+
+
+# ---- feasibility ----------------------------------------------------------------------------------
+
+@dataclass
+class Feasibility:
+    """Whether a rule can decide at n <= n_max under the paper's value (and its reverse)."""
+
+    id: str
+    tier: str
+    test: str
+    value: float | None          # the value simulated (None: nothing to simulate)
+    sd: float | None
+    reversed: float | None
+    source: str                  # where value and spread come from
+    n_pass: int | None           # the least n at which it passes under the value (None: not <= n_max)
+    n_fail: int | None           # the least n at which it fails under the reversed value
+    n_max: int
+
+    @property
+    def ok(self) -> bool:
+        """A finding must be able to pass and to fail; a precondition must be able to pass."""
+        return self.n_pass is not None and (self.n_fail is not None or self.tier == "precondition")
+
+    def why(self) -> str:
+        if self.value is None:
+            return f"{self.id}: {self.source}"
+        parts = []
+        if self.n_pass is None:
+            parts.append(f"cannot pass at n <= {self.n_max} with the value {stats.fmt(self.value)}")
+        if self.n_fail is None and self.tier != "precondition":
+            parts.append(f"cannot fail at n <= {self.n_max} with the reversed value "
+                         f"{stats.fmt(self.reversed)}")
+        return f"{self.id} ({self.test}, sd {stats.fmt(self.sd)}, {self.source}): " + "; ".join(parts)
+
+
+def recorded_row(entry: registry.Entry, profile: str = "paper") -> dict | None:
+    """The entry's row in the recorded run of its chapter (results/<profile>/<chapter>.json), if any."""
+    from . import records
+
+    rec = records.load(entry.chapter, profile)
+    return next((r for r in (rec or {}).get("claims", []) if r.get("id") == entry.id), None)
+
+
+def row_sd(entry: registry.Entry, row: dict) -> float | None:
+    """The per-seed spread behind a stored interval (None: not recoverable, e.g. no spread, one seed,
+    a Wilson fallback, or a rate)."""
+    lo, hi, n = row.get("lo"), row.get("hi"), int(row.get("n") or 0)
+    if lo is None or hi is None or n < 2 or not (math.isfinite(lo) and math.isfinite(hi)):
+        return None
+    if entry.test.startswith("rate") or "Wilson" in str(row.get("observed", "")):
+        return None
+    half = (hi - lo) / 2
+    if entry.test in ("greater", "less") and not entry.rule.get("paired", True):
+        return half / (_t(2 * n - 2, stats.LEVEL) * math.sqrt(2 / n))
+    return half * math.sqrt(n) / _t(n - 1, stats.LEVEL)
+
+
+def _boundary(entry: registry.Entry) -> float:
+    t, r = entry.test, entry.rule
+    if t == "matches":
+        return float(entry.paper_value()["value"])
+    if "threshold" in r:
+        return float(r["threshold"])
+    return 0.0
+
+
+def _range_of(entry: registry.Entry) -> tuple[float, float] | None:
+    if entry.test.startswith("rate_at"):
+        return (0.0, 1.0)
+    if entry.test.startswith("rate"):
+        return (-1.0, 1.0)
+    return entry.bounds
+
+
+def assumed(entry: registry.Entry, row: dict | None = None) -> tuple[float | None, float | None, str]:
+    """(value, sd, source) the feasibility check simulates; value None when there is nothing to use."""
+    t = entry.test
+    ref = entry.paper_value() if entry.reference else {}
+    value, source = ref.get("value"), "paper's value"
+    direction = registry.DIRECTIONAL.get(t)
+    if value is not None and direction is not None and float(value) * direction <= 0:
+        value = None  # a number of the wrong sign for a difference: a level, not the effect
+    if value is None and row is not None and row.get("estimate") is not None:
+        est, source = float(row["estimate"]), "our recorded estimate, on the paper's side"
+        if direction is not None:
+            value = abs(est) * direction
+        elif t in ("at_least", "at_most", "rate_at_least", "rate_at_most"):
+            thr, above = float(entry.rule["threshold"]), t in ("at_least", "rate_at_least")
+            value = thr + abs(est - thr) * (1 if above else -1)
+        else:
+            value = est
+    if value is None:
+        return None, None, "no paper value and no recorded run: nothing to simulate"
+    value = float(value)
+    rng = _range_of(entry)
+    if rng is not None:  # a mirrored estimate stays a possible value of the statistic
+        value = min(max(value, rng[0]), rng[1])
+    if t.startswith("rate"):
+        return value, None, source
+    sd = ref.get("sd")
+    if sd is not None:
+        return value, float(sd), source + ", paper's sd"
+    recorded = row_sd(entry, row) if row is not None else None
+    if recorded is not None and recorded > 0:
+        return value, recorded, source + ", our recorded spread"
+    if rng is not None:
+        return value, DEFAULT_SPREAD * (rng[1] - rng[0]), source + ", default spread 10 % of the range"
+    base = abs(value) or abs(_boundary(entry)) or 1.0
+    return value, DEFAULT_SPREAD * base, source + ", default spread 10 % of |value|"
+
+
+def reverse(entry: registry.Entry, value: float) -> float:
+    """The effect reversed: mirrored across the rule's boundary (kept inside the statistic's range)."""
+    t = entry.test
+    if t in registry.DIRECTIONAL:
+        return -value
+    if t == "matches":
+        lo, hi = entry.target()
+        half = (hi - lo) / 2
+        rng = _range_of(entry)
+        up, down = value + 2 * half, value - 2 * half
+        if rng is not None and up >= rng[1]:  # at or past the bound: the other side
+            return max(down, rng[0])
+        return up
+    thr = float(entry.rule["threshold"])
+    out = 2 * thr - value
+    rng = _range_of(entry)
+    return min(max(out, rng[0]), rng[1]) if rng is not None else out
+
+
+def _least_n(entry, value, sd, want: str, n_max: int, level: float) -> int | None:
+    for n in range(max(2, entry.min_n), n_max + 1):
+        if _status(entry, value, sd, n, level) == want:
+            return n
+    return None
+
+
+def budget_seeds(chapter: str) -> int:
+    """The seeds the chapter's ``paper`` budget already runs (0: no seed parameter)."""
+    try:
+        param = seed_parameter(chapter)
+    except config.ConfigError:
+        return 0
+    return int(config.schema(chapter)[param].default_for("paper")) if param else 0
+
+
+def feasibility(entry: registry.Entry, n_max: int | None = None, level: float = stats.LEVEL,
+                row: dict | None = None) -> Feasibility:
+    """Can ``entry``'s rule pass at n <= ``n_max`` if the paper's value holds, and fail if the effect
+    is reversed? ``n_max`` default: 40, or the seeds the chapter's ``paper`` budget already runs where
+    that is more (the error-mode ensembles: 50 to 200 cheap runs). ``row``: the recorded claim row to
+    take a missing value or spread from (default: the chapter's ``paper`` record)."""
+    if n_max is None:
+        n_max = max(N_MAX, budget_seeds(entry.chapter))
+    if row is None:
+        row = recorded_row(entry)
+    value, sd, source = assumed(entry, row)
+    if value is None:
+        return Feasibility(entry.id, entry.tier, entry.test, None, None, None, source, None, None, n_max)
+    rev = reverse(entry, value)
+    sd_ = sd if sd is not None else 0.0
+    return Feasibility(entry.id, entry.tier, entry.test, value, sd, rev, source,
+                       _least_n(entry, value, sd_, "pass", n_max, level),
+                       _least_n(entry, rev, sd_, "fail", n_max, level), n_max)
+
+
+def feasibility_all(n_max: int | None = None) -> list[Feasibility]:
+    return [feasibility(e, n_max) for e in registry.entries().values()]
+
+
+# ---- seeds to decide ------------------------------------------------------------------------------
+
+_COUNTS = re.compile(r"(\d+)/(\d+) vs (\d+)/(\d+)")
+
+
+def leans(entry: registry.Entry, estimate: float) -> str:
+    """The side the estimate lies on: ``pass`` or ``fail`` (``on the boundary`` when exactly on it)."""
+    t = entry.test
+    if t == "matches":
+        lo, hi = entry.target()
+        if lo < estimate < hi:
+            return "pass"
+        return "fail" if estimate < lo or estimate > hi else "on the boundary"
+    b = _boundary(entry)
+    if estimate == b:
+        return "on the boundary"
+    if t in ("at_least", "rate_at_least"):
+        return "pass" if estimate > b else "fail"
+    if t in ("at_most", "rate_at_most"):
+        return "pass" if estimate < b else "fail"
+    return "pass" if estimate * registry.DIRECTIONAL[t] > 0 else "fail"
+
+
+def seeds_to_decide(entry: registry.Entry, row: dict, cap: int = CAP,
+                    level: float = stats.LEVEL) -> tuple[str | None, int | None, str]:
+    """(leans, n, how) for a stored claim row: the least n at which the expected interval at the
+    observed mean and spread decides it (None: cannot say, or not within ``cap``)."""
+    est, n = row.get("estimate"), int(row.get("n") or 0)
+    if est is None or not math.isfinite(est):
+        return None, None, "no estimate"
+    side = leans(entry, est)
+    if side == "on the boundary":
+        return side, None, "the estimate sits on the rule's boundary: no number of seeds decides it"
+    rates, sd = None, 0.0
+    t = entry.test
+    if t in ("rate_higher", "rate_lower"):
+        m = _COUNTS.search(str(row.get("observed", "")))
+        if m:
+            k1, n1, k2, n2 = map(int, m.groups())
+            rates = (k1 / n1, k2 / n2) if n1 and n2 else None
+        how = "Newcombe's interval at the observed rates" + ("" if rates else " (taken as 0.5 ± d/2)")
+    elif t.startswith("rate"):
+        how = "Wilson's interval at the observed rate"
+    else:
+        sd = row_sd(entry, row)
+        if sd is None:
+            if entry.bounds is None or n < 2:
+                return side, None, "no spread measured (one seed, or all values equal): cannot project"
+            sd, how = 0.0, "Wilson's interval of the bounded mean at the observed mean (no usable spread)"
+        else:
+            how = (f"expected {'Welch ' if 'paired' in entry.rule and not entry.rule['paired'] else ''}"
+                   f"t interval at the observed mean and sd {stats.fmt(sd)}")
+    how += f", {stats.level_text(level)}, 50 % power"
+
+    def decided(k: int) -> bool:
+        return _status(entry, est, sd, k, level, rates) == side
+
+    lo_n = max(n + 1, entry.min_n, 2)
+    if not decided(cap):
+        return side, None, how + f"; not with a feasible number (> {cap})"
+    hi_n = cap
+    while lo_n < hi_n:  # the expected interval narrows as n grows: bisect the least deciding n
+        mid = (lo_n + hi_n) // 2
+        if decided(mid):
+            hi_n = mid
+        else:
+            lo_n = mid + 1
+    return side, hi_n, how
+
+
+def seed_parameter(chapter: str) -> str | None:
+    schema = config.schema(chapter)
+    return next((p for p in SEED_PARAMETERS if p in schema), None)
+
+
+def seed_cost(chapter: str, profile: str = "paper") -> tuple[float | None, str]:
+    """(one-core seconds per seed, how it was computed) for ``chapter`` under ``profile``."""
+    from . import records
+
+    param = seed_parameter(chapter)
+    if param is None:
+        return None, "the chapter has no seed parameter"
+    seeds = config.schema(chapter)[param].default_for(profile)
+    if profile == "paper":
+        cost = records.paper_cost(chapter)
+        total, how = cost["high_s"], f"paper cost on one core ({cost['how']})"
+    else:
+        quick = records.load_costs().get("chapters", {}).get(chapter, {}).get("quick_s")
+        total, how = quick, "quick wall time in a cold parallel build (results/cost.json)"
+    if total is None or not seeds:
+        return None, "no measured cost"
+    return float(total) / float(seeds), f"{how} / {param} {seeds}"
+
+
+def plan_rows(claims: list, profile: str | None = None, cap: int = CAP) -> list[dict]:
+    """One row per finding among ``claims`` (``companion.claims.Claim``; preconditions are skipped).
+
+    Keys: ``id``, ``chapter``, ``status``, ``n`` (the run's n), ``leans`` (``pass``/``fail``/``on the
+    boundary``; None unless undecided), ``seeds_to_decide`` (total n that would decide it; None: cannot
+    say or more than ``cap``), ``extra_seeds``, ``core_hours`` (for the extra seeds, at the measured
+    per-seed cost of the chapter under ``profile``, default the claim's own), ``method`` (how both
+    were computed, in words)."""
+    reg = registry.entries()
+    out, costs = [], {}
+    for c in claims:
+        if c.tier != "finding":
+            continue
+        row = {"id": c.id, "chapter": c.chapter, "status": c.status, "n": c.n, "leans": None,
+               "seeds_to_decide": None, "extra_seeds": None, "core_hours": None, "method": ""}
+        out.append(row)
+        if c.status != "undecided":
+            row["method"] = "decided" if c.status != "not testable" else "not testable here"
+            continue
+        if c.id not in reg:
+            row["method"] = "no longer in the registry"
+            continue
+        side, n, how = seeds_to_decide(reg[c.id], asdict(c), cap)
+        row.update(leans=side, seeds_to_decide=n, method=how)
+        if n is None:
+            continue
+        row["extra_seeds"] = max(0, n - c.n)
+        prof = profile or c.profile or "paper"
+        if (c.chapter, prof) not in costs:
+            try:
+                costs[c.chapter, prof] = seed_cost(c.chapter, prof)
+            except config.ConfigError:
+                costs[c.chapter, prof] = (None, "unknown chapter")
+        per_seed, cost_how = costs[c.chapter, prof]
+        if per_seed is not None:
+            row["core_hours"] = round(row["extra_seeds"] * per_seed / 3600, 2)
+            row["method"] += f"; cost: {cost_how}, per seed (rough: n is not always seeds)"
+    return out
+
+
+def load_claims(profile: str, chapter: str | None = None) -> list:
+    """The claims a plan is made from: the records (``paper``) or the claims store (other profiles)."""
+    from . import claims, records
+
+    if profile == "paper":
+        found = []
+        for ch in config.chapter_ids():
+            rec = records.load(ch, "paper")
+            if rec is not None:
+                found.extend(records.recorded_claims(rec))
+    else:
+        found = claims.load_store(profile)
+    return [c for c in found if chapter is None or c.chapter == chapter]
+
+
+def plan_text(rows: list[dict]) -> str:
+    lines = []
+    for r in rows:
+        if r["status"] != "undecided":
+            continue
+        n = "—" if r["seeds_to_decide"] is None else str(r["seeds_to_decide"])
+        cost = ("" if r["core_hours"] is None
+                else f", +{r['extra_seeds']} seeds ≈ {r['core_hours']:.2f} core-h")
+        lines.append(f"{r['id']:<52} n={r['n']:<4} leans {r['leans'] or '?':<16} decides at n={n}{cost}")
+    return "\n".join(lines) or "no undecided findings"
+
+
+def as_json(rows: list[dict]) -> str:
+    return json.dumps(rows, indent=1)
