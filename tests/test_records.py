@@ -259,3 +259,130 @@ def test_cache_reuse_counts_results_read_but_not_computed_here(monkeypatch):
     monkeypatch.setattr(records, "load", lambda chapter, profile="paper": rec)
     c = records.paper_cost("t-d1", costs={"t-d1": {"paper_s_low": 1500.0, "paper_s_high": 3000.0}})
     assert (c["low_s"], c["high_s"]) == (1500.0, 3000.0) and "read 13 cached results" in c["how"]
+
+
+# ---- staged records: --until-decided ---------------------------------------------------------------
+
+def _effect(mean, n):
+    """n values with exactly this mean and a sample sd of 1 (a simulated effect, no draws)."""
+    import numpy as np
+
+    x = np.linspace(-1.0, 1.0, n)
+    return mean + (x - x.mean()) / x.std(ddof=1)
+
+
+def _simulated_stage(effects, calls, levels):
+    """A "run one stage" callable: each claim's paired difference is its effect with sd 1."""
+    demo = registry.Entry(id="demo/x", paper="pandey2022", chapter="demo", figure="F", statement="s",
+                          source="[T]", statistic="st", rule={"test": "greater", "min_n": 3}, reference={},
+                          added="2026-12-01")
+
+    def run(n, level):
+        calls.append(n)
+        levels.append(level)
+        out = []
+        for cid, effect in effects.items():
+            v = registry.decide(demo, a=_effect(effect, n), b=[0.0] * n, level=level)
+            out.append(claims.Claim(chapter="demo", paper="pandey2022", figure="F", id=cid, claim="s",
+                                    expected="e", observed="o", criterion="c", status=v.status,
+                                    estimate=v.estimate, lo=v.lo, hi=v.hi, n=v.n))
+        return out
+
+    return run
+
+
+def test_staged_stops_at_the_second_look_when_the_effect_decides_there():
+    # effect 1.2 sd: at n = 5 the per-look (1 - 0.05/3) t interval is 1.2 +- 2.08 (undecided); at n = 10
+    # it is 1.2 +- 1.02 (pass). Bonferroni over three looks: each at 1 - 0.05/3.
+    calls, levels = [], []
+    result = records.staged(_simulated_stage({"demo/a": 1.2}, calls, levels), [5, 10, 20], log=lambda *a: 0)
+    assert calls == [5, 10] and levels == [pytest.approx(1 - 0.05 / 3)] * 2
+    (row,) = result["claims"]
+    assert row["status"] == "pass" and row["stage"] == 10 and row["n"] == 10
+    assert [s["n_seeds"] for s in result["stages"]] == [5, 10] and result["stopped_at"] == 10
+    assert result["stages"][0]["claims"][0]["status"] == "undecided"  # every look is kept
+    assert "Bonferroni" in result["method"]
+
+
+def test_staged_runs_to_the_last_look_when_an_effect_never_decides():
+    calls, levels = [], []
+    result = records.staged(_simulated_stage({"demo/a": 1.2, "demo/null": 0.0}, calls, levels), [5, 10, 20],
+                            log=lambda *a: 0)
+    assert calls == [5, 10, 20] and result["stopped_at"] == 20
+    rows = {r["id"]: r for r in result["claims"]}
+    assert rows["demo/a"]["stage"] == 10 and rows["demo/a"]["n"] == 10     # kept from its deciding look
+    assert rows["demo/null"]["stage"] is None and rows["demo/null"]["status"] == "undecided"
+    assert rows["demo/null"]["n"] == 20
+
+
+def test_a_claim_keeps_the_verdict_of_its_first_deciding_look():
+    # decides at n = 5, then (a different simulated effect) would read otherwise later: the first stands
+    seq = iter(["pass", "undecided", "fail"])
+
+    def run(n, level):
+        return [_claim("demo/flip", status="pass"), _claim("demo/slow", status=next(seq))]
+
+    result = records.staged(run, [5, 10, 20], log=lambda *a: 0)
+    rows = {r["id"]: r for r in result["claims"]}
+    assert rows["demo/flip"]["stage"] == 5 and rows["demo/slow"]["stage"] == 5
+    assert result["stopped_at"] == 5
+
+
+def test_stage_level_is_bonferroni():
+    assert records.stage_level(4) == pytest.approx(0.9875)
+    assert records.stage_level(1) == pytest.approx(0.95)
+
+
+def test_until_decided_refuses_a_chapter_without_n_seeds_and_bad_stages():
+    from companion.config import ConfigError
+
+    with pytest.raises(ConfigError, match="has no n_seeds parameter"):
+        records.record_until_decided("fig7", {}, "smoke", max_seeds=10)
+    with pytest.raises(ConfigError, match="<= --max-seeds 3"):
+        records.record_until_decided("t-d2b", {}, "smoke", max_seeds=3)
+    with pytest.raises(ConfigError, match="drop -p n_seeds"):
+        records.record_until_decided("t-d2b", {"n_seeds": "2"}, "smoke", max_seeds=10)
+    with pytest.raises(ConfigError, match="increasing"):
+        records.staged(lambda n, level: [], [10, 5], log=lambda *a: 0)
+
+
+def test_until_decided_keeps_every_stage_in_the_record(tmp_path, monkeypatch):
+    # the staged loop around run_record, with the chapter run replaced by a simulated one: the record
+    # written holds each look's verdicts and n, and the per-look level reached the run
+    monkeypatch.setattr(records, "record_path", lambda ch, prof="paper": tmp_path / f"{ch}.json")
+    seen = []
+
+    def fake_run_record(chapter, raw, profile, output_dir=None, workers=1, split=None, log=print):
+        import os
+
+        n = int(raw["n_seeds"])
+        seen.append((n, os.environ.get("COMPANION_LEVEL")))
+        status = "pass" if n >= 10 else "undecided"
+        row = _claim("t-d2b/zeroth-ftpt", status=status).as_row()
+        row["n"] = n
+        return {"chapter": chapter, "profile": profile, "commit": "c", "wall_s": 1.0, "cpu_s": 2.0,
+                "parameters": {"n_seeds": n}, "partial": {}, "claims": [row]}
+
+    monkeypatch.setattr(records, "run_record", fake_run_record)
+    path = records.record_until_decided("t-d2b", {}, "smoke", max_seeds=20, stages=(5, 10, 20, 40),
+                                        log=lambda *a: 0)
+    data = json.loads(path.read_text())
+    assert [s["n_seeds"] for s in data["stages"]] == [5, 10] and data["staged"]["looks"] == [5, 10, 20]
+    assert seen == [(5, repr(1 - 0.05 / 3)), (10, repr(1 - 0.05 / 3))]
+    assert data["claims"][0]["stage"] == 10 and data["wall_s"] == 2.0 and data["cpu_s"] == 4.0
+    assert "staged: looks at n_seeds 5, 10, 20" in records.provenance({**data, "date": "2026-12-03",
+                                                                       "machine": "m"})
+    import os
+    assert "COMPANION_LEVEL" not in os.environ
+
+
+def test_a_staged_record_of_a_small_chapter_decides_at_the_per_look_level(tmp_path, monkeypatch):
+    # a real run (two looks of f-em1 at smoke size): the per-look level reaches the chapter's kernel
+    monkeypatch.setattr(records, "results_dir", lambda profile: tmp_path / "results" / profile)
+    path = records.record_until_decided("f-em1", {"epochs": 3}, "smoke", max_seeds=3, stages=(2, 3),
+                                        log=lambda *a: 0)
+    rec = json.loads(path.read_text())
+    assert rec["staged"]["level"] == pytest.approx(0.975) and rec["staged"]["looks"] == [2, 3]
+    assert rec["stages"][0]["n_seeds"] == 2 and rec["claims"]
+    criteria = [c["criterion"] for s in rec["stages"] for c in s["claims"]]
+    assert criteria and all(c.startswith("97.5% ") for c in criteria), criteria

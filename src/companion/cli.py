@@ -5,6 +5,8 @@
     companion sweep CHAPTER -p NAME VALUES [--workers N | --scheduler ADDRESS] [--profile P] [--json]
     companion build [--workers N | --scheduler ADDRESS] [--profile P] [--path-output DIR]
     companion scorecard [--json] [--profile P]
+    companion plan [CHAPTER] [--json] [--profile paper|quick]
+    companion record CHAPTER [--until-decided --max-seeds N [--stages 5,10,20,40]] ...
 
 Bad input (unknown chapter, parameter or value) prints one line and exits 2.
 """
@@ -172,11 +174,38 @@ def _record(args) -> int:
     runner.prepare(args.chapter, params, args.profile)  # bad input: one line, nothing run or written
     if args.workers < 1:
         raise config.ConfigError(f"--workers must be at least 1, got {args.workers}")
-    path = records.record(args.chapter, params, args.profile, workers=args.workers, split=args.split,
-                          log=lambda *a: print(*a, file=sys.stderr))
+    def log(*a):
+        print(*a, file=sys.stderr)
+
+    if args.until_decided:  # staged: add seeds stage by stage until the findings decide
+        if args.max_seeds is None:
+            raise config.ConfigError("--until-decided needs --max-seeds N")
+        path = records.record_until_decided(args.chapter, params, args.profile, args.max_seeds, args.stages,
+                                            workers=args.workers, split=args.split, log=log)
+    elif args.max_seeds is not None or args.stages != records.STAGES:
+        raise config.ConfigError("--max-seeds and --stages go with --until-decided")
+    else:
+        path = records.record(args.chapter, params, args.profile, workers=args.workers, split=args.split,
+                              log=log)
     rec = records.load(args.chapter, args.profile)
     print(f"recorded {args.chapter} -> {path.relative_to(path.parents[2])}")
     print(f"{records.provenance(rec)}; {claims.counts_text(records.recorded_claims(rec))}")
+    return 0
+
+
+def _plan(args) -> int:
+    from . import plan
+
+    if args.chapter is not None and args.chapter not in config.chapter_ids():
+        raise config.ConfigError(f"unknown chapter {args.chapter!r} (companion list shows them)")
+    rows = plan.plan_rows(plan.load_claims(args.profile, args.chapter), args.profile)
+    if args.json:
+        print(plan.as_json(rows))
+        return 0
+    where = args.chapter or "the book"
+    print(f"profile: {args.profile}   seeds to decide the undecided findings of {where} "
+          f"(expected interval at the observed mean and spread; see companion.plan)")
+    print(plan.plan_text(rows))
     return 0
 
 
@@ -202,6 +231,16 @@ def _positive(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
     return n
+
+
+def _stages(text: str) -> tuple[int, ...]:
+    try:
+        looks = tuple(int(t) for t in text.split(","))
+    except ValueError:
+        looks = ()
+    if not looks or min(looks) < 1 or list(looks) != sorted(set(looks)):
+        raise argparse.ArgumentTypeError(f"expected increasing whole numbers like 5,10,20,40, got {text!r}")
+    return looks
 
 
 class _Parser(argparse.ArgumentParser):
@@ -250,6 +289,12 @@ def build_parser() -> argparse.ArgumentParser:
                           "(filling the model cache), then in full from the cache")
     prc.add_argument("--split", metavar="NAME", help="the list parameter to split on (default: the first "
                                                       "with two or more items, e.g. layers)")
+    prc.add_argument("--until-decided", action="store_true",
+                     help="add seeds in the declared stages until every finding decides (Bonferroni over "
+                          "the looks)")
+    prc.add_argument("--max-seeds", type=_positive, metavar="N", help="with --until-decided: the last stage")
+    prc.add_argument("--stages", type=_stages, default=(5, 10, 20, 40), metavar="5,10,20,40",
+                     help="with --until-decided: n_seeds of each look, declared before the run")
     prc.set_defaults(func=_record)
     pv = sub.add_parser("verify", help="re-run a recorded chapter with its recorded parameters and compare")
     pv.add_argument("chapter")
@@ -259,6 +304,13 @@ def build_parser() -> argparse.ArgumentParser:
     ps.add_argument("--json", action="store_true")
     ps.add_argument("--profile")
     ps.set_defaults(func=_scorecard)
+    pp = sub.add_parser("plan", help="for each undecided finding: which way it leans, the seeds that would "
+                                     "decide it and their cost")
+    pp.add_argument("chapter", nargs="?")
+    pp.add_argument("--json", action="store_true")
+    pp.add_argument("--profile", default="paper", choices=("paper", "quick"),
+                    help="paper: the recorded runs (results/paper); quick: the claims store")
+    pp.set_defaults(func=_plan)
     return p
 
 

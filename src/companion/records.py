@@ -190,7 +190,18 @@ def cpu_seconds() -> float:
 def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
            output_dir: str | Path | None = None, workers: int = 1, split: str | None = None,
            log=print) -> Path:
-    """Execute ``chapter`` under ``profile`` (with ``raw_params`` overrides) and write its record.
+    """Execute ``chapter`` under ``profile`` (with ``raw_params`` overrides) and write its record
+    (:func:`run_record` says how it runs)."""
+    data = run_record(chapter, raw_params, profile, output_dir, workers, split, log)
+    path = record_path(chapter, data["profile"])
+    _write(path, data)
+    return path
+
+
+def run_record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
+               output_dir: str | Path | None = None, workers: int = 1, split: str | None = None,
+               log=print) -> dict:
+    """Execute ``chapter`` under ``profile`` (with ``raw_params`` overrides); return its record.
 
     ``workers`` > 1: the chapter first runs once per item of a list parameter (``split``, default the
     first with two or more items, e.g. the layers of a table) on that many processes sharing the model
@@ -246,7 +257,117 @@ def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
         data["workers"] = workers
         data["core_s"] = round(sum(w["seconds"] for w in warm) + final, 1)
         data["split"] = {"parameter": split_name, "runs": warm, "final_s": round(final, 1)}
-    path = record_path(chapter, prof)
+    return data
+
+
+# ---- staged records: add seeds until the findings decide ------------------------------------------
+
+#: The looks of a staged record (seeds per look), declared before the run.
+STAGES = (5, 10, 20, 40)
+STAGED_METHOD = ("Bonferroni split over the looks declared before the run: with K looks each is decided "
+                 "at level 1 - 0.05/K, so the chance that any look reports a pass or a fail the data do "
+                 "not support stays at most 5 % per claim; a claim keeps the verdict of the first look at "
+                 "which it decides, and later looks only add seeds for the others")
+
+
+def stage_level(looks: int, level: float | None = None) -> float:
+    """The per-look confidence level of a staged record with ``looks`` looks (Bonferroni)."""
+    from . import stats
+
+    base = stats.LEVEL if level is None else level
+    return 1.0 - (1.0 - base) / looks
+
+
+def _settled(c: C.Claim, here: dict[str, C.Claim]) -> bool:
+    """Decided for good: pass or fail, or not testable for a reason more seeds cannot change (set before
+    the run, or a precondition that itself decided)."""
+    if c.status in ("pass", "fail"):
+        return True
+    if c.status != "not testable":
+        return False
+    reg = registry.entries()
+    entry = reg.get(c.id)
+    if entry is None or entry.not_testable:
+        return True
+    return all(here[p].status in ("pass", "fail") for p in entry.requires if p in here)
+
+
+def staged(run_stage, looks: list[int], log=print) -> dict:
+    """Run the looks in turn until every finding has decided.
+
+    ``run_stage(n_seeds, level) -> list[Claim]`` runs the chapter once with that many seeds, deciding
+    at the per-look ``level`` (Bonferroni over ``len(looks)``). Returns ``{"claims": rows, "stages":
+    [{n_seeds, level, claims}], "looks", "level", "stopped_at", "method"}``: each claim's row is the one
+    from the first look at which it decided (its ``stage`` field; None: undecided at the last look run).
+    """
+    if not looks or sorted(set(looks)) != list(looks) or looks[0] < 1:
+        raise config.ConfigError(f"stages must be increasing whole numbers >= 1, got {looks}")
+    level = stage_level(len(looks))
+    first: dict[str, tuple[int, dict]] = {}
+    history, found = [], []
+    for n in looks:
+        found = run_stage(n, level)
+        here = {c.id: c for c in found}
+        history.append({"n_seeds": n, "level": level, "claims": [c.as_row() for c in found]})
+        for c in found:
+            if c.id not in first and _settled(c, here):
+                first[c.id] = (n, c.as_row())
+        open_ = [c.id for c in C.findings(found) if c.id not in first]
+        log(f"  look at n_seeds={n} (level {level:.4g}): {len(open_)} findings undecided")
+        if not open_:
+            break
+    rows = [{**first[c.id][1], "stage": first[c.id][0]} if c.id in first else {**c.as_row(), "stage": None}
+            for c in found]
+    return {"claims": rows, "stages": history, "looks": list(looks), "level": level,
+            "stopped_at": history[-1]["n_seeds"], "method": STAGED_METHOD}
+
+
+def record_until_decided(chapter: str, raw_params: dict | None = None, profile: str = "paper",
+                         max_seeds: int = 40, stages=STAGES, workers: int = 1, split: str | None = None,
+                         log=print) -> Path:
+    """``companion record CHAPTER --until-decided --max-seeds N``: record ``chapter`` with n_seeds set
+    to each stage <= ``max_seeds`` in turn (:func:`staged`), passing the per-look level to the chapter
+    in ``COMPANION_LEVEL``. The record keeps every stage; its claims are each claim's first decisive
+    look. Nothing is written unless every stage ran."""
+    from . import stats
+
+    raw = dict(raw_params or {})
+    if "n_seeds" not in config.schema(chapter):
+        raise config.ConfigError(f"{chapter} has no n_seeds parameter: it cannot be recorded in stages")
+    if "n_seeds" in raw:
+        raise config.ConfigError("--until-decided sets n_seeds itself: drop -p n_seeds")
+    looks = [int(n) for n in stages if int(n) <= max_seeds]
+    if not looks:
+        raise config.ConfigError(f"no stage in {list(stages)} is <= --max-seeds {max_seeds}")
+    for n in looks:  # every stage's parameters are valid before anything runs
+        runner.prepare(chapter, {**raw, "n_seeds": str(n)}, profile)
+    records_run: list[dict] = []
+
+    def run_stage(n: int, level: float) -> list[C.Claim]:
+        before = os.environ.get(stats.LEVEL_ENV)
+        os.environ[stats.LEVEL_ENV] = repr(level)  # the kernel inherits it; the claims card decides at it
+        try:
+            data = run_record(chapter, {**raw, "n_seeds": str(n)}, profile, workers=workers, split=split,
+                              log=log)
+        finally:
+            if before is None:
+                os.environ.pop(stats.LEVEL_ENV, None)
+            else:
+                os.environ[stats.LEVEL_ENV] = before
+        records_run.append(data)
+        return recorded_claims(data)
+
+    result = staged(run_stage, looks, log)
+    data = dict(records_run[-1])
+    for i, stage in enumerate(result["stages"]):
+        stage.update(wall_s=records_run[i]["wall_s"], cpu_s=records_run[i]["cpu_s"],
+                     commit=records_run[i]["commit"])
+    data["wall_s"] = round(sum(r["wall_s"] for r in records_run), 1)
+    data["cpu_s"] = round(sum(r["cpu_s"] for r in records_run), 1)
+    data["claims"] = result.pop("claims")
+    data["staged"] = {**{k: v for k, v in result.items() if k != "stages"}, "max_seeds": max_seeds}
+    data["stages"] = result["stages"]
+    path = record_path(chapter, data["profile"])
     _write(path, data)
     return path
 
@@ -278,6 +399,10 @@ def provenance(rec: dict) -> str:
         where += f" ({rec['cpu_s'] / 60:.1f} CPU-min)"
     elif rec.get("workers"):
         where += f" ({rec['core_s'] / 60:.1f} core-min)"
+    staged = rec.get("staged")
+    if staged:  # a staged record: its looks, and where it stopped
+        where += (f", staged: looks at n_seeds {', '.join(map(str, staged['looks']))} (each at level "
+                  f"{staged['level']:.4g}), stopped at {staged['stopped_at']}")
     pre = rec.get("pretrained")
     if pre:  # the record itself only analysed networks trained beforehand: say what those cost
         runs = pre["runs"]
