@@ -1,0 +1,135 @@
+"""Seeds to decide: the side an undecided finding leans to, the seeds that would decide it (known
+answers), their cost, and ``companion plan`` on the command line."""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+from scipy import stats as st
+
+from companion import claims, plan, records, registry
+
+
+def entry(test, paper=None, tier="finding", **rule):
+    return registry.Entry(id=f"demo/{test}", paper="pandey2022", chapter="demo", figure="F", statement="s",
+                          source="[T]", statistic="st", rule={"test": test, "min_n": 3, **rule},
+                          reference=paper or {}, added="2026-12-01", tier=tier)
+
+
+def t_row(estimate, sd, n, **extra):
+    half = st.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
+    return {"estimate": estimate, "lo": estimate - half, "hi": estimate + half, "n": n, **extra}
+
+
+def test_seeds_for_a_difference_known_answer():
+    # mean 1, sd 2: the expected t interval excludes 0 once t_{n-1} / sqrt(n) < 1/2:
+    # t_{16} / sqrt 17 = 0.514, t_{17} / sqrt 18 = 0.497 -> n = 18
+    side, n, how = plan.seeds_to_decide(entry("greater"), t_row(1.0, 2.0, 5))
+    assert (side, n) == ("pass", 18) and "t interval" in how and "sd 2.000" in how
+    # the same numbers against the paper's direction lean to fail, and decide at the same n
+    assert plan.seeds_to_decide(entry("less"), t_row(1.0, 2.0, 5))[:2] == ("fail", 18)
+
+
+def test_the_spread_is_read_back_from_the_stored_interval():
+    assert plan.row_sd(entry("greater"), t_row(3.0, 1.7, 8)) == pytest.approx(1.7)
+    welch = entry("greater", paired=False)
+    half = st.t.ppf(0.975, 2 * 6 - 2) * 2.5 * math.sqrt(2 / 6)
+    assert plan.row_sd(welch, {"estimate": 1, "lo": 1 - half, "hi": 1 + half, "n": 6}) == pytest.approx(2.5)
+    assert plan.row_sd(entry("greater"), {"estimate": 1, "lo": None, "hi": None, "n": 1}) is None
+
+
+def test_seeds_for_a_rate_known_answer():
+    # 4 of 5 against "rate >= 0.5": Wilson's lower end at 0.8 first reaches 0.5 at n = 11 (0.4902 at 10)
+    e = entry("rate_at_least", threshold=0.5)
+    side, n, how = plan.seeds_to_decide(e, {"estimate": 0.8, "lo": 0.376, "hi": 0.964, "n": 5})
+    assert (side, n) == ("pass", 11) and "Wilson" in how
+
+
+def test_leans_and_the_cases_no_number_decides():
+    e = entry("at_least", threshold=0.9)
+    assert plan.leans(e, 0.85) == "fail" and plan.leans(e, 0.95) == "pass"
+    m = entry("matches", paper={"value": 10.0}, margin=2)
+    assert plan.leans(m, 11.0) == "pass" and plan.leans(m, 13.0) == "fail"
+    assert plan.seeds_to_decide(entry("greater"), t_row(0.0, 1.0, 5))[:2] == ("on the boundary", None)
+    side, n, how = plan.seeds_to_decide(entry("greater"), t_row(0.01, 10.0, 5))
+    assert (side, n) == ("pass", None) and "not with a feasible number (> 1000)" in how
+    side, n, how = plan.seeds_to_decide(entry("greater"), {"estimate": 1.0, "lo": None, "hi": None, "n": 3})
+    assert n is None and "no spread" in how
+    # a bounded mean with no spread is projected with Wilson: 3 of 3 at 1.0 against >= 0.8 needs
+    # 3.84 / (n + 3.84) <= 0.2, n = 16
+    b = entry("at_least", threshold=0.8, range=[0, 1])
+    assert plan.seeds_to_decide(b, {"estimate": 1.0, "lo": 0.44, "hi": 1.0, "n": 3,
+                                    "observed": "mean 1 [0.44, 1] (Wilson (bounded mean), n=3)"})[:2] \
+        == ("pass", 16)
+
+
+def _claim(cid, status, tier="finding", chapter="t-a2", **kw):
+    return claims.Claim(chapter=chapter, paper="pandey2022", figure="F", id=cid, claim="s", expected="e",
+                        observed="o", criterion="c", status=status, tier=tier, profile="paper", **kw)
+
+
+def test_plan_rows_cover_findings_and_cost_the_extra_seeds():
+    e = registry.get("t-a2/softmax-ftpt")
+    lo_b, hi_b = e.target()
+    mid = (lo_b + hi_b) / 2
+    half = st.t.ppf(0.975, 4) * 12.0 / math.sqrt(5)
+    rows = plan.plan_rows([
+        _claim("t-a2/softmax-ftpt", "undecided", estimate=mid, lo=mid - half, hi=mid + half, n=5,
+               test="matches"),
+        _claim("t-a2/sparsemax-ftpt", "pass", estimate=1.0, lo=0.5, hi=1.5, n=5),
+        _claim("t-a2/some-precondition", "pass", tier="precondition"),
+    ])
+    assert [r["id"] for r in rows] == ["t-a2/softmax-ftpt", "t-a2/sparsemax-ftpt"]
+    undecided, decided = rows
+    assert set(undecided) == {"id", "chapter", "status", "n", "leans", "seeds_to_decide", "extra_seeds",
+                              "core_hours", "method"}
+    assert undecided["leans"] == "pass" and undecided["seeds_to_decide"] > 5
+    per_seed, how = plan.seed_cost("t-a2", "paper")
+    assert per_seed == pytest.approx(records.paper_cost("t-a2")["high_s"] / 5) and "n_seeds 5" in how
+    assert undecided["core_hours"] == pytest.approx(round(undecided["extra_seeds"] * per_seed / 3600, 2))
+    assert decided["leans"] is None and decided["seeds_to_decide"] is None
+
+
+def test_every_undecided_recorded_finding_gets_a_side():
+    rows = plan.plan_rows(plan.load_claims("paper"))
+    undecided = [r for r in rows if r["status"] == "undecided"]
+    assert undecided and all(r["leans"] in ("pass", "fail", "on the boundary") or "no estimate" in r["method"]
+                             for r in undecided)
+    assert all(r["method"] for r in undecided)
+
+
+def _run(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "companion.cli", *args], capture_output=True, text=True,
+                          **kw)
+
+
+def test_cli_plan_json_and_text():
+    out = _run("plan", "t-a2", "--json")
+    assert out.returncode == 0, out.stderr
+    rows = json.loads(out.stdout)
+    assert rows and {r["chapter"] for r in rows} == {"t-a2"}
+    text = _run("plan", "t-a2")
+    assert text.returncode == 0 and "leans" in text.stdout
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["plan", "no-such-chapter"], "unknown chapter 'no-such-chapter'"),
+        (["plan", "--profile", "smoke"], "invalid choice"),
+        (["record", "fig7", "--profile", "smoke", "--until-decided", "--max-seeds", "10"],
+         "fig7 has no n_seeds parameter"),
+        (["record", "t-d2b", "--profile", "smoke", "--until-decided"], "needs --max-seeds"),
+        (["record", "t-d2b", "--profile", "smoke", "--max-seeds", "10"], "go with --until-decided"),
+        (["record", "t-d2b", "--profile", "smoke", "--until-decided", "--max-seeds", "10", "--stages", "5,2"],
+         "increasing whole numbers"),
+        (["record", "t-d2b", "--profile", "smoke", "--until-decided", "--max-seeds", "3"],
+         "<= --max-seeds 3"),
+    ],
+)
+def test_cli_bad_input_is_one_line_and_exit_2(args, needle, tmp_path):
+    out = _run(*args, cwd=tmp_path)
+    assert out.returncode == 2, out
+    assert needle in out.stderr and out.stderr.count("\n") == 1, out.stderr
