@@ -349,8 +349,21 @@ def seed_cost(chapter: str, profile: str = "paper") -> tuple[float | None, str]:
         return None, "the chapter has no seed parameter"
     seeds = config.schema(chapter)[param].default_for(profile)
     if profile == "paper":
-        cost = records.paper_cost(chapter)
-        total, how = cost["high_s"], f"paper cost on one core ({cost['how']})"
+        rec = records.load(chapter, "paper") or {}
+        runs = (rec.get("pretrained") or {}).get("runs", [])
+        if runs:  # networks trained beforehand: those that grow with this seed parameter, wherever counted
+            factors = records._cut_factors(rec)
+            train = sum((r.get("cpu_s") or r.get("wall_s") or 0.0) * factors.get(param, 1.0)
+                        for r in runs if r.get("scales_with") == param)
+            total = train + rec.get("cpu_s", rec["wall_s"]) * max(factors.values(), default=1.0)
+            how = (f"one-core cost of the recorded training runs that scale with {param} (also those counted "
+                   "with another chapter) plus the record's analysis")
+        else:
+            cost = records.paper_cost(chapter)
+            total, how = cost["high_s"], f"paper cost on one core ({cost['how']})"
+            if rec and "cache" not in rec:
+                how += "; the record predates cache accounting, so networks an earlier chapter trained " \
+                       "may be missing from it (a lower bound)"
     else:
         quick = records.load_costs().get("chapters", {}).get(chapter, {}).get("quick_s")
         total, how = quick, "quick wall time in a cold parallel build (results/cost.json)"
