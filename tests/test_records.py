@@ -386,3 +386,5 @@ def test_a_staged_record_of_a_small_chapter_decides_at_the_per_look_level(tmp_pa
     assert rec["stages"][0]["n_seeds"] == 2 and rec["claims"]
     criteria = [c["criterion"] for s in rec["stages"] for c in s["claims"]]
     assert criteria and all(c.startswith("97.5% ") for c in criteria), criteria
+    ok, diffs = records.verify("f-em1", "smoke")  # the last look re-runs at its own level
+    assert ok, diffs

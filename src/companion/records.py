@@ -436,14 +436,32 @@ def compare(old: list[C.Claim], new: list[C.Claim]) -> list[str]:
 
 
 def verify(chapter: str, profile: str = "paper") -> tuple[bool, list[str]]:
-    """Re-run a recorded chapter with its recorded parameters; (agree, differences)."""
+    """Re-run a recorded chapter with its recorded parameters; (agree, differences). A staged record:
+    its last look, at the level that look was decided at."""
     rec = load(chapter, profile)
     if rec is None:
         raise config.ConfigError(f"no record for {chapter!r} under {profile!r} "
                                  f"({record_path(chapter, profile)})")
-    with tempfile.TemporaryDirectory(prefix=f"verify-{chapter}-") as tmp:
-        _, found = runner.run(chapter, rec.get("overrides", {}), rec["profile"], tmp)
-    diffs = compare(recorded_claims(rec), found)
+    old = recorded_claims(rec)
+    level = None
+    if rec.get("staged"):  # a staged record: re-run its last look, at the per-look level it was decided at
+        old = [C.from_row(r) for r in rec["stages"][-1]["claims"]]
+        level = repr(rec["staged"]["level"])
+    from . import stats
+
+    before = os.environ.get(stats.LEVEL_ENV)
+    if level is not None:
+        os.environ[stats.LEVEL_ENV] = level
+    try:
+        with tempfile.TemporaryDirectory(prefix=f"verify-{chapter}-") as tmp:
+            _, found = runner.run(chapter, rec.get("overrides", {}), rec["profile"], tmp)
+    finally:
+        if level is not None:
+            if before is None:
+                os.environ.pop(stats.LEVEL_ENV, None)
+            else:
+                os.environ[stats.LEVEL_ENV] = before
+    diffs = compare(old, found)
     return not diffs, diffs
 
 

@@ -132,7 +132,7 @@ class Entry:
         if self.bounds:
             lo, hi = self.bounds
             return (f"{how} interval of the {what}, in the range [{stats.fmt(lo)}, {stats.fmt(hi)}]; "
-                    "when the values show no spread or the t interval reaches past a bound: Wilson score "
+                    "when the values show no spread or the interval reaches past a bound: Wilson score "
                     "interval of the mean scaled to [0, 1] (sum of the values as successes in n trials)")
         return f"{how} interval of the {what}; values with no spread: undefined (undecided)"
 
