@@ -23,6 +23,7 @@ rule's own method gives at that mean and standard deviation, no random draws):
   t_{n-1} (t rows), per group for Welch rows; rates use Wilson's interval at the observed rate (and
   Newcombe's for two rates, at the observed counts). Capped at 1000 ("not with a feasible number").
   The level is a single look's 95 %; a staged record splits it over its looks and needs a little more.
+  Rules that ask for a bootstrap interval are projected with the t interval (a bootstrap needs data).
 
 Cost: the chapter's measured one-core cost divided by its seed count, times the seeds to add
 (:func:`seed_cost`). Rough, and said so: the chapter's fixed analysis cost is spread over its seeds,

@@ -33,7 +33,7 @@ No interval has zero width, and none leaves the statistic's range:
 
 The level is :data:`LEVEL` (95 %) unless a caller passes another; :func:`active_level` reads the
 ``COMPANION_LEVEL`` environment variable, which a staged record sets for each look (a Bonferroni
-split of the error rate over the looks declared before the run, :mod:`companion.plan`).
+split of the error rate over the looks declared before the run, :func:`companion.records.staged`).
 """
 
 from __future__ import annotations
