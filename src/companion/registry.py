@@ -65,7 +65,7 @@ DIRECTIONAL = {"greater": 1, "less": -1, "rate_higher": 1, "rate_lower": -1}
 TIERS = ("finding", "precondition")
 KEYS = {"figure", "statement", "source", "paper", "statistic", "rule", "added", "revisions", "not_testable",
         "testable_with", "see_also", "tier", "requires"}
-RULE_KEYS = {"test", "margin", "threshold", "min_n", "min_effect", "paired", "interval"}
+RULE_KEYS = {"test", "margin", "threshold", "min_n", "min_effect", "paired", "interval", "range"}
 
 
 @dataclass(frozen=True)
