@@ -34,6 +34,7 @@ def test_one_step_network_fails_the_diagonal_claim(untrained):
     assert _verdict("fig2/diagonal", values=C.diagonal_share(a)) == "fail"
 
 
-def test_one_step_network_fails_the_average_attention_claim(untrained):
+def test_one_step_network_fails_the_norm_ratio_claim(untrained):
+    # the average-attention claim of this chapter was merged into Figure 5's comparison across tasks
     _, a = untrained
-    assert _verdict("fig2/average-attention", values=C.average_attention_accuracy(a)) == "fail"
+    assert _verdict("fig2/norm-ratio", values=C.norm_ratio(a)) == "fail"

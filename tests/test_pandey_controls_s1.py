@@ -85,11 +85,12 @@ def test_control_one_epoch_of_training_shows_no_error_mode():
 
 
 def test_control_one_epoch_softmax_does_not_match_the_table():
-    """t-a1/softmax-ftpt: one epoch of training leaves FTPT far below the authors' 91.79 %."""
+    """t-a1/softmax-ftpt: after one epoch of training no run reaches a high FTPT (80 %), so the share of
+    high runs cannot be 'most'."""
     setup = St.SPARSITY_SETUPS["T-A1"]
     runs, _, _ = St.sparsity_table("T-A1", setup["dataset"], setup["arch"], "zeroth", "softmax", 5, 1,
                                    "float32", lr_by_method=setup["lr"], stop_on=setup["stop_on"])
-    v = registry.decide(registry.get("t-a1/softmax-ftpt"), values=runs["ftpt"])
+    v = registry.decide(registry.get("t-a1/softmax-ftpt"), values=[f >= 80 for f in runs["ftpt"]])
     assert v.status == "fail", v
 
 

@@ -74,11 +74,12 @@ def test_one_epoch_does_not_pass_the_entropy_failure_claim(d1):
     assert v.status != "pass", v
 
 
-def test_uniform_attention_fails_the_plateau_claim(d1):
+def test_uniform_attention_fails_the_ftpt_claim(d1):
     """Attention replaced by uniform weights (a focus net with lr 0 that outputs 0): the argmax is always
-    the first segment, so FFPT is roughly the accuracy times 8/9 and far above the paper's 10-30 % band
-    once the classifier fits - or, if it does not, the accuracy claim fails instead. Either way the
-    plateau claim must not pass with the attention switched off."""
+    the first segment, so FTPT is at most a ninth of the mosaics, far below the authors' 74.7 %, however
+    well the classifier fits. The dataset-1 FTPT claim (which also owns the final FFPT these runs end
+    with; the plateau claim of the training-curve chapter was merged into it) must fail with the
+    attention switched off."""
     d = data.subset(d1, 500)
     spec = models.arch("A_1")
     ens = models.Ensemble([spec] * len(SEEDS), list(SEEDS), torch.float32)
@@ -91,5 +92,5 @@ def test_uniform_attention_fails_the_plateau_claim(d1):
     for _ in range(12):
         train.run_epoch(ens, x, d.y_train, torch.zeros(len(SEEDS)), "softmax", gens, frozen, opt_c, active)
     m = train.evaluate(ens, x, d.y_train, d.fore_train, "softmax", torch.zeros(len(SEEDS)))
-    v = registry.decide(registry.get("f-trend/ffpt-plateau"), values=m["ffpt"].numpy())
-    assert v.status != "pass", (v, m["acc"])
+    v = registry.decide(registry.get("t-d1/zeroth-ftpt"), values=m["ftpt"].numpy())
+    assert v.status == "fail", (v, m["acc"])
