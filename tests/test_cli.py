@@ -52,9 +52,10 @@ def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path, _isolated_cach
 
 def test_scorecard_json_fields(monkeypatch):
     from companion import claims
+    from companion.card import ChapterCard
     from companion.config import Settings
 
-    card = claims.ChapterClaims(Settings(chapter=CHAPTER, profile="smoke", values={}, overrides={}))
+    card = ChapterCard(Settings(chapter=CHAPTER, profile="smoke", values={}, overrides={}))
     card.claims.append(claims.Claim(chapter=CHAPTER, paper="pandey2022", figure="F-EM1", id=f"{CHAPTER}/x",
                                     claim="s", expected="e", observed="o", criterion="c", status="pass"))
     card.save()

@@ -16,6 +16,7 @@ import json
 import sys
 
 from . import chapters, claims, config, parallel, runner
+from .cliargs import Parser, positive
 
 
 def _list(args) -> int:
@@ -166,14 +167,14 @@ def _scorecard(args) -> int:
 
 
 def _record(args) -> int:
-    from . import records
+    from . import recording, records
 
     params = {name: value for name, value in args.param or []}
     runner.prepare(args.chapter, params, args.profile)  # bad input: one line, nothing run or written
     if args.workers < 1:
         raise config.ConfigError(f"--workers must be at least 1, got {args.workers}")
-    path = records.record(args.chapter, params, args.profile, workers=args.workers, split=args.split,
-                          log=lambda *a: print(*a, file=sys.stderr))
+    path = recording.record(args.chapter, params, args.profile, workers=args.workers, split=args.split,
+                            log=lambda *a: print(*a, file=sys.stderr))
     rec = records.load(args.chapter, args.profile)
     print(f"recorded {args.chapter} -> {path.relative_to(path.parents[2])}")
     print(f"{records.provenance(rec)}; {claims.counts_text(records.recorded_claims(rec))}")
@@ -181,9 +182,9 @@ def _record(args) -> int:
 
 
 def _verify(args) -> int:
-    from . import records
+    from . import recording, records
 
-    ok, diffs = records.verify(args.chapter, args.profile)
+    ok, diffs = recording.verify(args.chapter, args.profile)
     if ok:
         print(f"{args.chapter}: the re-run agrees with the {args.profile} record (verdicts; estimates within "
               f"rel {records.VERIFY_RTOL:g})")
@@ -194,24 +195,9 @@ def _verify(args) -> int:
     return 1
 
 
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return n
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 2 (argparse's own convention)
-        self.exit(2, f"companion: error: {message}\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="companion", description="Run and inspect the attention-companion chapters.")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = Parser(prog="companion", description="Run and inspect the attention-companion chapters.")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
     pl = sub.add_parser("list", help="every chapter with its paper, figure and parameters")
     pl.add_argument("--json", action="store_true")
     pl.add_argument("--profile", help="show the defaults of this profile")
@@ -229,7 +215,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="values: a,b,c or a half-open range 0:10 (list parameters: a;b;c)")
     pw.add_argument("--profile", help="smoke, quick or paper")
     where = pw.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=_positive, metavar="N",
+    where.add_argument("--workers", type=positive, metavar="N",
                        help="runs at once here (default: one per core)")
     where.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler")
     pw.add_argument("--output", help="folder for the runs (default: companion-sweeps/CHAPTER-NAME)")

@@ -8,10 +8,11 @@ seeds (or other smaller settings) than the profile's defaults were run, the
 record says so under ``partial``. No weights and no executed notebook go into
 the repository: a record is small and text.
 
-Chapters show a record beside the live result (:meth:`companion.claims.ChapterClaims.show`);
-a record whose claim rules have changed in the registry since it was made is
-shown as *stale*. ``companion verify CHAPTER`` re-runs a record's parameters and
-reports whether the verdicts and the estimates agree.
+This module is the record store: it reads and writes ``results/``, says which
+recorded claims are *stale* (their rule changed in the registry since the record
+was made), how two runs' budgets differ, and what the ``paper`` budget costs. It
+runs nothing: making a record and verifying one is :mod:`companion.recording`.
+Chapters show a record beside the live result (:meth:`companion.card.ChapterCard.show`).
 """
 
 from __future__ import annotations
@@ -23,13 +24,12 @@ import platform
 import resource
 import subprocess
 import tempfile
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import cache, config, paths, registry, runner
 from . import claims as C
+from . import config, paths, registry
 
 #: Relative tolerance for an estimate to count as reproduced by ``verify``.
 VERIFY_RTOL = 1e-3
@@ -130,125 +130,12 @@ def _write(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def cache_reuse(log_text: str) -> dict[str, int]:
-    """From a cache event log: entries trained during the record, and entries only read (trained before)."""
-    computed, loaded = set(), set()
-    for line in log_text.splitlines():
-        parts = line.split()
-        if len(parts) >= 3:
-            (computed if parts[0] == "computed" else loaded).add((parts[1], parts[2]))
-    return {"trained": len(computed), "reused": len(loaded - computed)}
-
-
-def split_parameter(chapter: str, settings: dict[str, Any], name: str | None = None) -> tuple[str, list[str]]:
-    """The list parameter a parallel record splits on, and its items as this run resolves them.
-
-    Default: the first list parameter (layers, widths, ...) holding at least two items. A value
-    like ``ks paper`` names a grid rather than listing it, so it cannot be split."""
-    schema = config.schema(chapter)
-    names = [name] if name else [n for n, p in schema.items() if p.items is not None]
-    lists = ", ".join(x for x, p in schema.items() if p.items is not None) or "none"
-    for n in names:
-        if n not in schema or schema[n].items is None:
-            raise config.ConfigError(f"{chapter} has no list parameter {n!r} to split a record on "
-                                     f"(list parameters: {lists})")
-        items = _items(str(settings.get(n, "")))
-        if len(items) >= 2 and "paper" not in items:
-            return n, items
-        if name:
-            raise config.ConfigError(f"{chapter}: {n} = {settings.get(n)!r} has fewer than two items "
-                                     "to split")
-    raise config.ConfigError(f"{chapter} has no list parameter with two or more items; "
-                             "record it with one worker")
-
-
-def _warm(chapter: str, prof: str, raw: dict, name: str, items: list[str], workers: int, log) -> list[dict]:
-    """Run the chapter once per item of ``name`` on ``workers`` processes, filling the shared model
-    cache; the full run that follows then reads every training run from it."""
-    from . import parallel
-
-    base = {k: str(v) for k, v in raw.items()}
-    tasks = [dict(chapter_id=chapter, profile=prof, params={**base, name: item}) for item in items]
-    done = []
-    for r in parallel.run_tasks(tasks, workers, log=log):
-        if not r.get("ok"):
-            raise RuntimeError(f"{chapter} with {name}={r['params'][name]} failed: "
-                               f"{(r.get('error') or '').strip().splitlines()[-1:] or ['?']}")
-        done.append({"value": r["params"][name], "seconds": round(r["seconds"], 1)})
-        log(f"  {chapter} {name}={r['params'][name]}: {r['seconds']:.0f} s")
-    return done
-
-
 def cpu_seconds() -> float:
     """CPU time (user + system) of this process and of every child it has reaped: the kernels, and the
     worker processes with the kernels they reaped. Unlike wall time it does not grow when other work
     shares the cores, so it is what the record's training costs one core."""
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
-           output_dir: str | Path | None = None, workers: int = 1, split: str | None = None,
-           log=print) -> Path:
-    """Execute ``chapter`` under ``profile`` (with ``raw_params`` overrides) and write its record.
-
-    ``workers`` > 1: the chapter first runs once per item of a list parameter (``split``, default the
-    first with two or more items, e.g. the layers of a table) on that many processes sharing the model
-    cache, then once in full from the cache. The record keeps the wall time of the whole, as ``core_s``
-    the sum of the processes' wall times, and as ``cpu_s`` the CPU time they used (what one core
-    would have spent, also when other work shared the machine)."""
-    raw = dict(raw_params or {})
-    params = runner.prepare(chapter, raw, profile)  # validates before anything runs
-    prof = params.pop("profile")
-    settings = config.resolve(chapter, prof, **params)
-    split_name, split_items = (split_parameter(chapter, settings.as_dict(), split) if workers > 1
-                               else (None, []))
-    code = commit()  # the code that runs, taken before the (long) run
-    with tempfile.TemporaryDirectory(prefix=f"record-{chapter}-") as tmp:
-        # Every process of this record (kernels, workers) logs its cache events here, so the record can
-        # say how many results it read that an earlier run had computed: its wall time omits those.
-        events = Path(tmp) / "cache-events.log"
-        before = os.environ.get(cache.LOG_ENV)
-        os.environ[cache.LOG_ENV] = str(events)
-        try:
-            t0, c0 = time.perf_counter(), cpu_seconds()
-            warm = _warm(chapter, prof, raw, split_name, split_items, workers, log) if split_name else []
-            t1 = time.perf_counter()
-            out_dir = Path(output_dir or tmp)
-            _, found = runner.run(chapter, params, prof, out_dir)
-            wall = time.perf_counter() - t0
-            final = time.perf_counter() - t1
-            cpu = cpu_seconds() - c0
-        finally:
-            if before is None:
-                os.environ.pop(cache.LOG_ENV, None)
-            else:
-                os.environ[cache.LOG_ENV] = before
-        reuse = cache_reuse(events.read_text() if events.is_file() else "")
-        tables_path = C.tables_file(out_dir / f"{chapter}.claims.json")
-        tables = json.loads(tables_path.read_text()) if tables_path.is_file() else {}
-    data = {
-        "chapter": chapter,
-        "profile": prof,
-        "commit": code,
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "wall_s": round(wall, 1),
-        "cpu_s": round(cpu, 1),
-        "machine": machine(),
-        "parameters": settings.as_dict(),
-        "overrides": {k: v for k, v in params.items()},
-        "partial": partial(chapter, prof, params),
-        "claims": [c.as_row() for c in found],
-        "tables": tables,
-        "cache": reuse,
-    }
-    if split_name:
-        data["workers"] = workers
-        data["core_s"] = round(sum(w["seconds"] for w in warm) + final, 1)
-        data["split"] = {"parameter": split_name, "runs": warm, "final_s": round(final, 1)}
-    path = record_path(chapter, prof)
-    _write(path, data)
-    return path
 
 
 def load(chapter: str, profile: str = "paper") -> dict | None:
@@ -308,18 +195,6 @@ def compare(old: list[C.Claim], new: list[C.Claim]) -> list[str]:
             if not _close(getattr(x, f), getattr(y, f)):
                 out.append(f"{cid}: {f} {getattr(x, f)} -> {getattr(y, f)}")
     return out
-
-
-def verify(chapter: str, profile: str = "paper") -> tuple[bool, list[str]]:
-    """Re-run a recorded chapter with its recorded parameters; (agree, differences)."""
-    rec = load(chapter, profile)
-    if rec is None:
-        raise config.ConfigError(f"no record for {chapter!r} under {profile!r} "
-                                 f"({record_path(chapter, profile)})")
-    with tempfile.TemporaryDirectory(prefix=f"verify-{chapter}-") as tmp:
-        _, found = runner.run(chapter, rec.get("overrides", {}), rec["profile"], tmp)
-    diffs = compare(recorded_claims(rec), found)
-    return not diffs, diffs
 
 
 # ---- cost of the papers' budgets ------------------------------------------------------------------
