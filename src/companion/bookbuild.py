@@ -5,11 +5,10 @@
 
 1. Jupyter Book's execution cache (jupyter-cache, ``_build/.jupyter_cache``)
    keys an executed notebook on its code cells only: an edit of the library, or
-   another profile, would otherwise be served old outputs (ecosystem note, JB
-   pitfall 5). A stamp of (profile, library fingerprint, claims registry) next
-   to the build clears that cache when it changes; a chapter whose recorded
-   ``paper`` result changed since it was last executed is executed again, so
-   its page shows the new record.
+   another profile, would otherwise be served old outputs. A stamp of (profile,
+   library fingerprint, claims registry) next to the build clears that cache
+   when it changes; a chapter whose recorded ``paper`` result changed since it
+   was last executed is executed again, so its page shows the new record.
 2. Every chapter of the table of contents that the cache does not hold is
    executed, unchanged, in parallel (``--workers``, default one process per
    core; or on a Dask cluster with ``--scheduler``), longest first by the
