@@ -1,6 +1,7 @@
 """The ``companion`` command: list chapters, run one with parameters, print the scorecard.
 
-    companion list [--json]
+    companion --version
+    companion list [CHAPTER] [--params] [--json]
     companion run CHAPTER [-p NAME VALUE]... [--profile P] [--output DIR] [--scheduler ADDRESS]
     companion sweep CHAPTER -p NAME VALUES [--workers N | --scheduler ADDRESS] [--profile P] [--json]
     companion build [--workers N | --scheduler ADDRESS] [--profile P] [--path-output DIR]
@@ -13,9 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
-from . import chapters, claims, config, parallel, runner
+from . import __version__, chapters, claims, config, parallel, runner
 from .cliargs import Parser, positive
 
 
@@ -52,11 +54,46 @@ def _list(args) -> int:
                 # The best cost figure on one core (the README's table): the record's CPU time with its
                 # beforehand training, scaled up when partial; else the extrapolation.
                 "paper_cost": {k: v for k, v in records.paper_cost(ch.id, costs).items() if k != "record"},
+                # The findings' verdicts in the recorded paper run, counted.
+                "recorded": _recorded_counts(ch.id),
             }
         )
+    if args.chapter:
+        rows = [r for r in rows if r["id"] == chapters.get(args.chapter).id]  # unknown: one-line error
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
+    if args.params or args.chapter:
+        _print_parameters(rows, profile)
+        return 0
+    wi, wf = (max(len(r[k]) for r in rows) for k in ("id", "figure"))
+    print(f"{'chapter':<{wi}}  {'figure':<{wf}}  {'last ' + profile:>11}  findings in the recorded paper run")
+    for r in rows:
+        last = r["seconds"].get(profile)
+        last = "—" if last is None else f"{last:.0f} s"
+        print(f"{r['id']:<{wi}}  {r['figure']:<{wf}}  {last:>11}  {r['recorded']}")
+    print("\nparameters: companion list CHAPTER, or companion list --params")
+    return 0
+
+
+def _recorded_counts(chapter: str) -> str:
+    """The verdict counts of a chapter's recorded ``paper`` run, findings only (``—``: no record)."""
+    from . import records
+
+    rec = records.load(chapter, "paper")
+    if rec is None:
+        return "—"
+    found = claims.findings(records.recorded_claims(rec))
+    if not found:
+        return "no findings (preconditions only)"
+    c = claims.counts(found)
+    text = f"{c['pass']} pass, {c['fail']} fail, {c['undecided']} undecided"
+    if c["not testable"]:
+        text += f", {c['not testable']} not testable"
+    return text + (" (stale)" if records.stale_ids(rec) else "")
+
+
+def _print_parameters(rows: list[dict], profile: str) -> None:
     print(f"profile: {profile}")
     for r in rows:
         last = "  ".join(f"{p} {s:.0f} s" for p, s in r["seconds"].items())
@@ -72,7 +109,6 @@ def _list(args) -> int:
         print(f"\n{r['id']:<16} {r['paper']}  {r['figure']}: {r['title']}{last}")
         for name, default in r["parameters"].items():
             print(f"    {name:<14} = {default!r:<12} {r['allowed'][name]:<28} {r['help'][name]}")
-    return 0
 
 
 def _run(args) -> int:
@@ -195,21 +231,39 @@ def _verify(args) -> int:
     return 1
 
 
+def _examples(*lines: str) -> str:
+    return "examples:\n" + "\n".join(f"  companion {line}".rstrip() for line in lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = Parser(prog="companion", description="Run and inspect the attention-companion chapters.")
+    p = Parser(prog="companion", description="Run and inspect the attention-companion chapters.",
+               epilog=_examples("list", "run fig2 --profile smoke", "record t-d1 --profile paper"),
+               formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"companion {__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
-    pl = sub.add_parser("list", help="every chapter with its paper, figure and parameters")
-    pl.add_argument("--json", action="store_true")
-    pl.add_argument("--profile", help="show the defaults of this profile")
+
+    def add(name: str, help: str, *examples: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
+                              epilog=_examples(*(f"{name} {e}" for e in examples)),
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    pl = add("list", "every chapter, one line each: figure, last run time, recorded verdicts",
+             "", "f-em1", "--params --profile smoke", "--json")
+    pl.add_argument("chapter", nargs="?", help="show this chapter's parameters")
+    pl.add_argument("--params", action="store_true", help="show every chapter's parameters")
+    pl.add_argument("--json", action="store_true", help="everything, as JSON")
+    pl.add_argument("--profile", help="show the defaults and times of this profile")
     pl.set_defaults(func=_list)
-    pr = sub.add_parser("run", help="execute a chapter with papermill and print its claims")
+    pr = add("run", "execute a chapter with papermill and print its claims",
+             "fig2 --profile smoke", "t-d1 -p n_seeds 3 --output runs/", "f-em1 --scheduler tcp://10.0.0.5:8786")
     pr.add_argument("chapter")
     pr.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"))
     pr.add_argument("--profile", help="smoke, quick or paper")
     pr.add_argument("--output", default="companion-runs", help="folder for the executed notebook")
     pr.add_argument("--scheduler", metavar="ADDRESS", help="run it on this Dask scheduler, e.g. tcp://10.0.0.5:8786")
     pr.set_defaults(func=_run)
-    pw = sub.add_parser("sweep", help="run a chapter once per value of a parameter, in parallel")
+    pw = add("sweep", "run a chapter once per value of a parameter, in parallel",
+             "f-em1 -p seed 0:4 --profile smoke", "t-d1 -p n_seeds 3,5 --workers 2")
     pw.add_argument("chapter")
     pw.add_argument("-p", "--param", nargs=2, action="append", required=True, metavar=("NAME", "VALUES"),
                     help="values: a,b,c or a half-open range 0:10 (list parameters: a;b;c)")
@@ -221,12 +275,16 @@ def build_parser() -> argparse.ArgumentParser:
     pw.add_argument("--output", help="folder for the runs (default: companion-sweeps/CHAPTER-NAME)")
     pw.add_argument("--json", action="store_true", help="print the summary as JSON (progress goes to stderr)")
     pw.set_defaults(func=_sweep)
-    pb = sub.add_parser("build", help="execute the chapters in parallel (or on a cluster), then the book")
+    pb = add("build", "execute the chapters in parallel (or on a cluster), then the book",
+             "--profile smoke --path-output _build/smoke", "--workers 2",
+             "--scheduler tcp://10.0.0.5:8786")
     from . import bookbuild
 
     bookbuild.add_arguments(pb)
     pb.set_defaults(func=_build)
-    prc = sub.add_parser("record", help="run a chapter and keep its verdicts with provenance in results/")
+    prc = add("record", "run a chapter and keep its verdicts with provenance in results/",
+              "t-d1 --profile paper", "t-d2b --profile paper --workers 2 --split layers",
+              "fig2 --profile paper -p n_seeds 5")
     prc.add_argument("chapter")
     prc.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
                      help="e.g. fewer seeds than the profile's: the record is then labelled partial")
@@ -237,11 +295,11 @@ def build_parser() -> argparse.ArgumentParser:
     prc.add_argument("--split", metavar="NAME", help="the list parameter to split on (default: the first "
                                                       "with two or more items, e.g. layers)")
     prc.set_defaults(func=_record)
-    pv = sub.add_parser("verify", help="re-run a recorded chapter with its recorded parameters and compare")
+    pv = add("verify", "re-run a recorded chapter with its recorded parameters and compare", "t-d1")
     pv.add_argument("chapter")
     pv.add_argument("--profile", default="paper")
     pv.set_defaults(func=_verify)
-    ps = sub.add_parser("scorecard", help="every recorded claim with its status")
+    ps = add("scorecard", "every recorded claim with its status", "", "--profile paper --json")
     ps.add_argument("--json", action="store_true")
     ps.add_argument("--profile")
     ps.set_defaults(func=_scorecard)
@@ -249,9 +307,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        args = build_parser().parse_args(argv)
+        rc = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, where it is caught, not at exit
+        return rc
+    except SystemExit:
+        _flush_or_quiet()
+        raise
+    except BrokenPipeError:
+        # The reader went away (`companion list | head -1`): what it read is what it wanted.
+        _quiet_stdout()
+        return 0
     except (config.ConfigError, parallel.ClusterError) as exc:
         print(f"companion: error: {exc}", file=sys.stderr)
         return 2
@@ -260,6 +327,19 @@ def main(argv: list[str] | None = None) -> int:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         print(f"companion: {name}: {first}", file=sys.stderr)
         return 1
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's flush at exit meets no closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def _flush_or_quiet() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
 
 
 if __name__ == "__main__":
