@@ -28,7 +28,7 @@ def test_list_json_has_the_documented_fields():
         assert r["paper"] in ("aitken2021", "pandey2022")
         assert isinstance(r["parameters"], dict)
         assert set(r["paper_cost"]) == {"low_s", "high_s", "how"}
-    # a chapter with a complete record shows its measured cost, the README table's figure
+    # a chapter with a complete record shows its measured cost, the costs page's figure
     cplx = next(r for r in rows if r["id"] == "t-cplx")
     assert cplx["paper_cost"]["how"].startswith("measured") and cplx["paper_cost"]["low_s"] > 0
 

@@ -260,3 +260,14 @@ def test_cache_reuse_counts_results_read_but_not_computed_here(monkeypatch):
     monkeypatch.setattr(records, "load", lambda chapter, profile="paper": rec)
     c = records.paper_cost("t-d1", costs={"t-d1": {"paper_s_low": 1500.0, "paper_s_high": 3000.0}})
     assert (c["low_s"], c["high_s"]) == (1500.0, 3000.0) and "read 13 cached results" in c["how"]
+
+
+def test_provenance_table_has_one_row_per_record():
+    from companion import paths
+
+    table = records.provenance_table()
+    recorded = sorted(p.stem for p in (paths.repo_root() / "results" / "paper").glob("*.json"))
+    rows = {line.split("|")[1].strip(): line for line in table.splitlines()[2:]}
+    assert sorted(rows) == recorded
+    rec = records.load(recorded[0])
+    assert records.provenance(rec) in rows[recorded[0]]

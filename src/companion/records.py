@@ -368,7 +368,7 @@ def _dur(s: float | None) -> str:
 
 
 def cost_table() -> str:
-    """The README's table of ``paper`` costs (markdown), longest first, with the totals."""
+    """The table of ``paper`` costs (markdown) on the book's costs page, longest first, with the totals."""
     costs = load_costs().get("chapters", {})
     rows = []
     for ch in config.chapter_ids():
@@ -391,5 +391,20 @@ def cost_table() -> str:
     return "\n".join(lines) + f"\n\nWall time of the whole `paper` book: {walls}."
 
 
-if __name__ == "__main__":  # python -m companion.records: print the README's cost table
+def provenance_table(profile: str = "paper") -> str:
+    """Every record of ``profile``, one markdown row per chapter: its findings' verdicts, its provenance."""
+    rows = ["| chapter | findings | provenance |", "|---|---|---|"]
+    for ch in config.chapter_ids():
+        rec = load(ch, profile)
+        if rec is None:
+            continue
+        found = C.findings(recorded_claims(rec))
+        verdicts = C.counts_text(found) if found else "preconditions only"
+        if stale_ids(rec):
+            verdicts += "; stale (a rule changed since)"
+        rows.append(f"| {ch} | {verdicts} | {provenance(rec).replace('|', '/')} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":  # python -m companion.records: print the cost table of the book's costs page
     print(cost_table())
