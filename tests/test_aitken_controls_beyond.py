@@ -10,7 +10,7 @@ from types import SimpleNamespace
 import torch
 
 from companion import registry
-from companion.aitken2021 import beyond, learned, translation
+from companion.aitken2021 import ensembles, learned, translation
 from companion.aitken2021.analysis import analyse
 
 
@@ -35,7 +35,7 @@ def test_one_step_qkv_networks_fail_the_learned_attention_claims():
 def test_one_step_escan_networks_fail_the_readout_claim():
     S = SimpleNamespace(seed=1, escan_seeds=3, escan_steps_aed=1, escan_steps_ao=1, n_analysis=100,
                         profile="smoke")
-    a = analyse(beyond.escan_ensemble(S, "AED"), n=S.n_analysis, seed=S.seed)
-    share = (translation.readout_rank(a, beyond.ESCAN_PAIRS)["rank"] == 0).double().mean(-1)
+    a = analyse(ensembles.escan_ensemble(S, "AED"), n=S.n_analysis, seed=S.seed)
+    share = (translation.readout_rank(a, ensembles.ESCAN_PAIRS)["rank"] == 0).double().mean(-1)
     assert share.shape == (3,) and torch.isfinite(share).all()
     assert _verdict("fig5/escan-readout-aed", values=share) == "fail"

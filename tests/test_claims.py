@@ -3,6 +3,7 @@ import json
 import pytest
 
 from companion import claims, registry
+from companion.card import ChapterCard
 from companion.config import Settings
 
 
@@ -31,7 +32,7 @@ def demo_registry(monkeypatch):
 
 
 def test_default_runs_feed_the_store(demo_registry):
-    card = claims.ChapterClaims(_settings())
+    card = ChapterCard(_settings())
     c = card.check("demo/acc", values=[0.99, 1.0, 0.995])
     assert c.status == "pass" and c.passed and c.n == 3 and c.lo <= c.estimate <= c.hi
     assert card.save() == [claims.store_dir("smoke") / "demo.json"]
@@ -42,7 +43,7 @@ def test_default_runs_feed_the_store(demo_registry):
 def test_runs_with_overrides_do_not_touch_the_store(tmp_path, monkeypatch, demo_registry):
     out = tmp_path / "run" / "demo.claims.json"
     monkeypatch.setenv(claims.CLAIMS_FILE_ENV, str(out))
-    card = claims.ChapterClaims(_settings({"seed": 3}))
+    card = ChapterCard(_settings({"seed": 3}))
     card.check("demo/acc", values=[0.1, 0.2, 0.15])
     assert card.save() == [out]
     assert claims.load_store("smoke") == []
@@ -51,14 +52,14 @@ def test_runs_with_overrides_do_not_touch_the_store(tmp_path, monkeypatch, demo_
 
 
 def test_three_outcomes_and_revision_notes(demo_registry):
-    card = claims.ChapterClaims(_settings())
+    card = ChapterCard(_settings())
     c = card.check("demo/ftpt", values=[50.0, 90.0, 71.0])
     assert c.status == "undecided" and "revised 2026-12-02" in c.revised
     assert claims.counts(card.claims) == {"pass": 0, "fail": 0, "undecided": 1, "not testable": 0}
 
 
 def test_duplicates_and_foreign_claims_are_refused(demo_registry):
-    card = claims.ChapterClaims(_settings())
+    card = ChapterCard(_settings())
     card.check("demo/acc", values=[1.0, 1.0, 1.0])
     with pytest.raises(ValueError, match="twice"):
         card.check("demo/acc", values=[1.0, 1.0, 1.0])
@@ -70,7 +71,7 @@ def test_duplicates_and_foreign_claims_are_refused(demo_registry):
 def test_show_refuses_a_chapter_that_skipped_a_claim(demo_registry, monkeypatch):
     monkeypatch.setattr(registry, "for_chapter",
                         lambda ch: [e for e in demo_registry.values() if e.chapter == ch])
-    card = claims.ChapterClaims(_settings())
+    card = ChapterCard(_settings())
     card.check("demo/acc", values=[1.0, 1.0, 1.0])
     with pytest.raises(RuntimeError, match="demo/ftpt"):
         card.show()
@@ -84,7 +85,7 @@ def test_old_rows_load_with_a_status(tmp_path):
 
 
 def test_frame_status_column(demo_registry):
-    card = claims.ChapterClaims(_settings())
+    card = ChapterCard(_settings())
     card.check("demo/acc", values=[0.1, 0.2, 0.15])
     frame = card.frame
     assert list(frame["status"]) == ["fail"]
@@ -97,10 +98,10 @@ def test_not_testable_unless_a_parameter_is_set(monkeypatch):
                        not_testable="digit mosaics stand in for CIFAR-10", testable_with="data_dir")
     monkeypatch.setattr(registry, "entries", lambda: {e.id: e})
     data = dict(a=[5.0, 6.0, 7.0], b=[1.0, 2.0, 2.5])
-    digits = claims.ChapterClaims(Settings(chapter="demo", profile="smoke", values={"data_dir": None},
+    digits = ChapterCard(Settings(chapter="demo", profile="smoke", values={"data_dir": None},
                                            overrides={}))
     assert digits.check("demo/up", **data).status == "not testable"
-    cifar = claims.ChapterClaims(Settings(chapter="demo", profile="smoke", values={"data_dir": "/data/cifar"},
+    cifar = ChapterCard(Settings(chapter="demo", profile="smoke", values={"data_dir": "/data/cifar"},
                                           overrides={"data_dir": "/data/cifar"}))
     assert cifar.check("demo/up", **data).status == "pass"
 
@@ -115,10 +116,10 @@ def test_failed_precondition_makes_its_findings_not_testable(monkeypatch):
     find = entry("demo/effect", rule={"test": "greater"}, requires=("demo/solves",))
     monkeypatch.setattr(registry, "entries", lambda: {pre.id: pre, find.id: find})
     data = dict(a=[5.0, 6.0, 7.0], b=[1.0, 2.0, 2.5])
-    ok = claims.ChapterClaims(_settings())
+    ok = ChapterCard(_settings())
     assert ok.check("demo/solves", successes=10, trials=10).status == "pass"
     assert ok.check("demo/effect", **data).status == "pass"
-    bad = claims.ChapterClaims(_settings())
+    bad = ChapterCard(_settings())
     assert bad.check("demo/solves", successes=0, trials=10).status == "fail"
     gated = bad.check("demo/effect", **data)
     assert gated.status == "not testable" and "demo/solves" in gated.note

@@ -1,4 +1,5 @@
-"""The command line: list, run, scorecard, and one-line errors with exit status 2."""
+"""The command line: list, run, scorecard, one-line errors with exit status 2, --version, help with
+examples, and quiet output into a closed pipe."""
 
 import json
 import re
@@ -27,7 +28,7 @@ def test_list_json_has_the_documented_fields():
         assert r["paper"] in ("aitken2021", "pandey2022")
         assert isinstance(r["parameters"], dict)
         assert set(r["paper_cost"]) == {"low_s", "high_s", "how"}
-    # a chapter with a complete record shows its measured cost, the README table's figure
+    # a chapter with a complete record shows its measured cost, the costs page's figure
     cplx = next(r for r in rows if r["id"] == "t-cplx")
     assert cplx["paper_cost"]["how"].startswith("measured") and cplx["paper_cost"]["low_s"] > 0
 
@@ -52,9 +53,10 @@ def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path, _isolated_cach
 
 def test_scorecard_json_fields(monkeypatch):
     from companion import claims
+    from companion.card import ChapterCard
     from companion.config import Settings
 
-    card = claims.ChapterClaims(Settings(chapter=CHAPTER, profile="smoke", values={}, overrides={}))
+    card = ChapterCard(Settings(chapter=CHAPTER, profile="smoke", values={}, overrides={}))
     card.claims.append(claims.Claim(chapter=CHAPTER, paper="pandey2022", figure="F-EM1", id=f"{CHAPTER}/x",
                                     claim="s", expected="e", observed="o", criterion="c", status="pass"))
     card.save()
@@ -95,3 +97,67 @@ def test_record_bad_split_is_one_line_and_exit_2(args, needle, tmp_path, _isolat
     assert out.returncode == 2
     assert needle in out.stderr and out.stderr.count("\n") == 1, out.stderr
     assert not _isolated_cache.exists() or not any(p.is_file() for p in _isolated_cache.rglob("*"))
+
+
+def test_version():
+    import companion
+
+    out = _run("--version")
+    assert out.returncode == 0 and out.stdout.strip() == f"companion {companion.__version__}"
+
+
+def test_list_is_one_line_per_chapter_by_default():
+    out = _run("list")
+    assert out.returncode == 0, out.stderr
+    ids = [c.id for c in chapters.all_chapters()]
+    lines = [ln for ln in out.stdout.splitlines() if ln.split(" ", 1)[0] in ids]
+    assert [ln.split()[0] for ln in lines] == ids  # every chapter once, in book order
+    assert len(out.stdout.splitlines()) <= len(ids) + 3  # a header and a hint, no parameters
+    # the recorded verdicts: t-cplx has a paper record with decided findings
+    row = next(ln for ln in lines if ln.startswith("t-cplx "))
+    assert re.search(r"\d+ pass, \d+ fail, \d+ undecided", row), row
+    assert "n_seeds" not in out.stdout
+
+
+def test_list_chapter_and_params_show_the_parameters():
+    one = _run("list", CHAPTER)
+    assert one.returncode == 0, one.stderr
+    assert re.search(r"^\s+n_seeds\s+=", one.stdout, re.M)
+    assert sum(ln.startswith(CHAPTER) for ln in one.stdout.splitlines()) == 1
+    every = _run("list", "--params", "--profile", "smoke")
+    assert every.returncode == 0 and every.stdout.count("n_seeds") > one.stdout.count("n_seeds")
+    bad = _run("list", "no-such-chapter")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_output_into_a_closed_pipe_ends_quietly():
+    # the reader is gone before anything is written: every write fails with EPIPE
+    for args in (["list"], ["list", "--params"], ["--help"]):
+        p = subprocess.Popen([sys.executable, "-m", "companion.cli", *args], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        p.stdout.close()
+        err = p.stderr.read()
+        assert p.wait(timeout=120) == 0, (args, err)
+        assert err == b"", (args, err)
+
+
+def test_list_into_head_ends_quietly():
+    out = subprocess.run(["bash", "-o", "pipefail", "-c",
+                          f"'{sys.executable}' -m companion.cli list --params | head -1"],
+                         capture_output=True, text=True)
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    assert len(out.stdout.splitlines()) == 1
+
+
+SUBCOMMANDS = sorted(next(a for a in cli.build_parser()._actions if a.dest == "command").choices)
+
+
+@pytest.mark.parametrize("command", SUBCOMMANDS)
+def test_every_subcommand_help_gives_an_example(command):
+    out = _run(command, "--help")
+    assert out.returncode == 0
+    assert re.search(rf"^examples:\n  companion {command}\b", out.stdout, re.M), out.stdout
+
+
+def test_the_help_test_sees_the_subcommands():
+    assert {"list", "run", "sweep", "build", "record", "verify", "scorecard"} <= set(SUBCOMMANDS)

@@ -5,7 +5,8 @@ import math
 
 import pytest
 
-from companion import claims, records, registry
+from companion import claims, recording, records, registry
+from companion.card import ChapterCard, recorded_html, recorded_tables_html
 
 
 def _claim(cid="demo/acc", status="pass", est=0.95, digest="d1"):
@@ -57,12 +58,12 @@ def test_differing_verdicts_name_the_budgets_that_differ(monkeypatch):
            "claims": [_claim("demo/acc", "pass").as_row(), _claim("demo/b", "pass").as_row()]}
     monkeypatch.setattr(records, "load", lambda chapter, profile="paper": rec)
     monkeypatch.setattr(records, "stale_ids", lambda r: [])
-    html = claims.recorded_html("f-em1", "quick", live=[_claim("demo/acc", "undecided"), _claim("demo/b")],
+    html = recorded_html("f-em1", "quick", live=[_claim("demo/acc", "undecided"), _claim("demo/b")],
                                 live_params={"n_seeds": 40, "seed": 0})
     assert "<code>demo/acc</code> undecided live, pass recorded" in html
     assert "demo/b</code> pass live" not in html
     assert "n_seeds 40→200" in html and "seed 0" not in html
-    same = claims.recorded_html("f-em1", "quick", live=[_claim("demo/acc"), _claim("demo/b")],
+    same = recorded_html("f-em1", "quick", live=[_claim("demo/acc"), _claim("demo/b")],
                                 live_params={"n_seeds": 40})
     assert "differ" not in same
 
@@ -81,7 +82,7 @@ def test_stale_when_the_rule_changed(monkeypatch):
 def test_record_then_verify_a_small_chapter(tmp_path, monkeypatch):
     monkeypatch.setattr(records, "results_dir", lambda profile: tmp_path / "results" / profile)
     chapter = "f-em1"
-    path = records.record(chapter, {"n_seeds": 3, "epochs": 3}, profile="smoke")
+    path = recording.record(chapter, {"n_seeds": 3, "epochs": 3}, profile="smoke")
     rec = json.loads(path.read_text())
     for key in ("chapter", "profile", "commit", "date", "wall_s", "machine", "parameters", "claims",
                 "partial"):
@@ -89,12 +90,12 @@ def test_record_then_verify_a_small_chapter(tmp_path, monkeypatch):
     assert rec["parameters"]["n_seeds"] == 3
     assert rec["partial"] == {"n_seeds": {"ran": 3, "profile": 4}, "epochs": {"ran": 3, "profile": 10}}
     assert rec["claims"], "the chapter recorded no claims"
-    ok, diffs = records.verify(chapter, "smoke")
+    ok, diffs = recording.verify(chapter, "smoke")
     assert ok, diffs
     # a tampered record is caught
     rec["claims"][0]["estimate"] = (rec["claims"][0]["estimate"] or 0) + 1.0
     path.write_text(json.dumps(rec))
-    ok, diffs = records.verify(chapter, "smoke")
+    ok, diffs = recording.verify(chapter, "smoke")
     assert not ok and diffs
 
 
@@ -186,7 +187,7 @@ def test_summary_tables_travel_with_a_record(tmp_path, monkeypatch):
 
     from companion import config
 
-    card = claims.ChapterClaims(config.resolve("t-d1", "smoke"))
+    card = ChapterCard(config.resolve("t-d1", "smoke"))
     frame = pd.DataFrame({"ours": [99.1, float("nan")], "authors": [98.0, 97.5]},
                          index=pd.Index(["zeroth", "first"], name="layer"))
     assert card.table(frame) is frame
@@ -195,30 +196,30 @@ def test_summary_tables_travel_with_a_record(tmp_path, monkeypatch):
     card.save()
     saved = json.loads((tmp_path / "t-d1.claims.tables.json").read_text())
     assert saved["ours beside the authors"]["columns"] == ["layer", "ours", "authors"]
-    html = claims.recorded_tables_html({"profile": "paper", "tables": saved})
+    html = recorded_tables_html({"profile": "paper", "tables": saved})
     assert "<details>" in html and "first" in html and "99.1" in html and "—" in html
-    assert claims.recorded_tables_html({"profile": "paper"}) == ""
+    assert recorded_tables_html({"profile": "paper"}) == ""
 
 
 def test_split_parameter_picks_the_first_list_with_two_items():
     from companion import config
 
     settings = config.resolve("t-d2b", "paper").as_dict()
-    assert records.split_parameter("t-d2b", settings) == ("layers", ["zeroth", "first", "second"])
+    assert recording.split_parameter("t-d2b", settings) == ("layers", ["zeroth", "first", "second"])
     with pytest.raises(config.ConfigError, match="fewer than two items"):
-        records.split_parameter("t-d2b", settings, "ks")  # 'paper' names a grid; it does not list it
+        recording.split_parameter("t-d2b", settings, "ks")  # 'paper' names a grid; it does not list it
     with pytest.raises(config.ConfigError, match="no list parameter 'n_seeds'"):
-        records.split_parameter("t-d2b", settings, "n_seeds")
+        recording.split_parameter("t-d2b", settings, "n_seeds")
 
 
 def test_a_record_made_on_two_processes_matches_the_serial_record(tmp_path, monkeypatch):
     """Splitting on layers changes who trains what, not the numbers: same verdicts and estimates."""
     chapter, params = "t-d2b", {"layers": "zeroth,first"}
     monkeypatch.setattr(records, "results_dir", lambda profile: tmp_path / "serial" / profile)
-    serial = json.loads(records.record(chapter, params, profile="smoke").read_text())
+    serial = json.loads(recording.record(chapter, params, profile="smoke").read_text())
     monkeypatch.setenv("COMPANION_CACHE", str(tmp_path / "other-cache"))  # train everything again
     monkeypatch.setattr(records, "results_dir", lambda profile: tmp_path / "split" / profile)
-    split = json.loads(records.record(chapter, params, profile="smoke", workers=2, log=lambda *a: None)
+    split = json.loads(recording.record(chapter, params, profile="smoke", workers=2, log=lambda *a: None)
                        .read_text())
     assert split["workers"] == 2 and split["split"]["parameter"] == "layers"
     assert split["cache"]["trained"] > 0 and split["cache"]["reused"] == 0  # a cold cache: all trained here
@@ -228,7 +229,7 @@ def test_a_record_made_on_two_processes_matches_the_serial_record(tmp_path, monk
     assert split["tables"] == serial["tables"]
     assert split["cpu_s"] > 0 and serial["cpu_s"] > 0
     assert "on 2 processes" in records.provenance(split) and "CPU-min" in records.provenance(split)
-    again = json.loads(records.record(chapter, params, profile="smoke").read_text())  # same cache: all read
+    again = json.loads(recording.record(chapter, params, profile="smoke").read_text())  # same cache: all read
     assert again["cache"]["trained"] == 0 and again["cache"]["reused"] == split["cache"]["trained"]
 
 
@@ -253,8 +254,8 @@ def test_cpu_time_is_preferred_to_wall_time_for_the_cost(monkeypatch):
 
 def test_cache_reuse_counts_results_read_but_not_computed_here(monkeypatch):
     log = ("computed ens a 1\nloaded ens a 2\nloaded ens b 2\nloaded ens b 3\nloaded data c 1\n")
-    assert records.cache_reuse(log) == {"trained": 1, "reused": 2}
-    assert records.cache_reuse("") == {"trained": 0, "reused": 0}
+    assert recording.cache_reuse(log) == {"trained": 1, "reused": 2}
+    assert recording.cache_reuse("") == {"trained": 0, "reused": 0}
     rec = {"profile": "paper", "wall_s": 30.0, "partial": {}, "cache": {"trained": 0, "reused": 13}}
     monkeypatch.setattr(records, "load", lambda chapter, profile="paper": rec)
     c = records.paper_cost("t-d1", costs={"t-d1": {"paper_s_low": 1500.0, "paper_s_high": 3000.0}})
@@ -295,7 +296,7 @@ def test_staged_stops_at_the_second_look_when_the_effect_decides_there():
     # effect 1.2 sd: at n = 5 the per-look (1 - 0.05/3) t interval is 1.2 +- 2.08 (undecided); at n = 10
     # it is 1.2 +- 1.02 (pass). Bonferroni over three looks: each at 1 - 0.05/3.
     calls, levels = [], []
-    result = records.staged(_simulated_stage({"demo/a": 1.2}, calls, levels), [5, 10, 20], log=lambda *a: 0)
+    result = recording.staged(_simulated_stage({"demo/a": 1.2}, calls, levels), [5, 10, 20], log=lambda *a: 0)
     assert calls == [5, 10] and levels == [pytest.approx(1 - 0.05 / 3)] * 2
     (row,) = result["claims"]
     assert row["status"] == "pass" and row["stage"] == 10 and row["n"] == 10
@@ -306,7 +307,7 @@ def test_staged_stops_at_the_second_look_when_the_effect_decides_there():
 
 def test_staged_runs_to_the_last_look_when_an_effect_never_decides():
     calls, levels = [], []
-    result = records.staged(_simulated_stage({"demo/a": 1.2, "demo/null": 0.0}, calls, levels), [5, 10, 20],
+    result = recording.staged(_simulated_stage({"demo/a": 1.2, "demo/null": 0.0}, calls, levels), [5, 10, 20],
                             log=lambda *a: 0)
     assert calls == [5, 10, 20] and result["stopped_at"] == 20
     rows = {r["id"]: r for r in result["claims"]}
@@ -322,28 +323,28 @@ def test_a_claim_keeps_the_verdict_of_its_first_deciding_look():
     def run(n, level):
         return [_claim("demo/flip", status="pass"), _claim("demo/slow", status=next(seq))]
 
-    result = records.staged(run, [5, 10, 20], log=lambda *a: 0)
+    result = recording.staged(run, [5, 10, 20], log=lambda *a: 0)
     rows = {r["id"]: r for r in result["claims"]}
     assert rows["demo/flip"]["stage"] == 5 and rows["demo/slow"]["stage"] == 5
     assert result["stopped_at"] == 5
 
 
 def test_stage_level_is_bonferroni():
-    assert records.stage_level(4) == pytest.approx(0.9875)
-    assert records.stage_level(1) == pytest.approx(0.95)
+    assert recording.stage_level(4) == pytest.approx(0.9875)
+    assert recording.stage_level(1) == pytest.approx(0.95)
 
 
 def test_until_decided_refuses_a_chapter_without_n_seeds_and_bad_stages():
     from companion.config import ConfigError
 
     with pytest.raises(ConfigError, match="has no n_seeds parameter"):
-        records.record_until_decided("fig7", {}, "smoke", max_seeds=10)
+        recording.record_until_decided("fig7", {}, "smoke", max_seeds=10)
     with pytest.raises(ConfigError, match="<= --max-seeds 3"):
-        records.record_until_decided("t-d2b", {}, "smoke", max_seeds=3)
+        recording.record_until_decided("t-d2b", {}, "smoke", max_seeds=3)
     with pytest.raises(ConfigError, match="drop -p n_seeds"):
-        records.record_until_decided("t-d2b", {"n_seeds": "2"}, "smoke", max_seeds=10)
+        recording.record_until_decided("t-d2b", {"n_seeds": "2"}, "smoke", max_seeds=10)
     with pytest.raises(ConfigError, match="increasing"):
-        records.staged(lambda n, level: [], [10, 5], log=lambda *a: 0)
+        recording.staged(lambda n, level: [], [10, 5], log=lambda *a: 0)
 
 
 def test_until_decided_keeps_every_stage_in_the_record(tmp_path, monkeypatch):
@@ -363,8 +364,8 @@ def test_until_decided_keeps_every_stage_in_the_record(tmp_path, monkeypatch):
         return {"chapter": chapter, "profile": profile, "commit": "c", "wall_s": 1.0, "cpu_s": 2.0,
                 "parameters": {"n_seeds": n}, "partial": {}, "claims": [row]}
 
-    monkeypatch.setattr(records, "run_record", fake_run_record)
-    path = records.record_until_decided("t-d2b", {}, "smoke", max_seeds=20, stages=(5, 10, 20, 40),
+    monkeypatch.setattr(recording, "run_record", fake_run_record)
+    path = recording.record_until_decided("t-d2b", {}, "smoke", max_seeds=20, stages=(5, 10, 20, 40),
                                         log=lambda *a: 0)
     data = json.loads(path.read_text())
     assert [s["n_seeds"] for s in data["stages"]] == [5, 10] and data["staged"]["looks"] == [5, 10, 20]
@@ -379,12 +380,23 @@ def test_until_decided_keeps_every_stage_in_the_record(tmp_path, monkeypatch):
 def test_a_staged_record_of_a_small_chapter_decides_at_the_per_look_level(tmp_path, monkeypatch):
     # a real run (two looks of f-em1 at smoke size): the per-look level reaches the chapter's kernel
     monkeypatch.setattr(records, "results_dir", lambda profile: tmp_path / "results" / profile)
-    path = records.record_until_decided("f-em1", {"epochs": 3}, "smoke", max_seeds=3, stages=(2, 3),
+    path = recording.record_until_decided("f-em1", {"epochs": 3}, "smoke", max_seeds=3, stages=(2, 3),
                                         log=lambda *a: 0)
     rec = json.loads(path.read_text())
     assert rec["staged"]["level"] == pytest.approx(0.975) and rec["staged"]["looks"] == [2, 3]
     assert rec["stages"][0]["n_seeds"] == 2 and rec["claims"]
     criteria = [c["criterion"] for s in rec["stages"] for c in s["claims"]]
     assert criteria and all(c.startswith("97.5% ") for c in criteria), criteria
-    ok, diffs = records.verify("f-em1", "smoke")  # the last look re-runs at its own level
+    ok, diffs = recording.verify("f-em1", "smoke")  # the last look re-runs at its own level
     assert ok, diffs
+
+
+def test_provenance_table_has_one_row_per_record():
+    from companion import paths
+
+    table = records.provenance_table()
+    recorded = sorted(p.stem for p in (paths.repo_root() / "results" / "paper").glob("*.json"))
+    rows = {line.split("|")[1].strip(): line for line in table.splitlines()[2:]}
+    assert sorted(rows) == recorded
+    rec = records.load(recorded[0])
+    assert records.provenance(rec) in rows[recorded[0]]

@@ -72,14 +72,14 @@ def test_rates():
 
 def test_an_undecided_rate_still_shows_its_counts():
     # one seed per setting (a partial run) is undecided, and its row still prints the counts
-    from companion.claims import ChapterClaims
+    from companion.card import ChapterCard
     h = entry("rate_higher", min_n=5)
     v = registry.decide(h, successes=(1, 0), trials=(1, 1))
     assert v.status == "undecided"
-    assert ChapterClaims._observed_text(h, v).startswith("1/1 vs 0/1: difference 1")
+    assert ChapterCard._observed_text(h, v).startswith("1/1 vs 0/1: difference 1")
     a = entry("rate_at_least", threshold=0.5, min_n=5)
     v = registry.decide(a, successes=2, trials=3)
-    assert v.status == "undecided" and ChapterClaims._observed_text(a, v).startswith("2/3 = ")
+    assert v.status == "undecided" and ChapterCard._observed_text(a, v).startswith("2/3 = ")
 
 
 def test_wrong_data_is_refused():

@@ -5,11 +5,10 @@
 
 1. Jupyter Book's execution cache (jupyter-cache, ``_build/.jupyter_cache``)
    keys an executed notebook on its code cells only: an edit of the library, or
-   another profile, would otherwise be served old outputs (ecosystem note, JB
-   pitfall 5). A stamp of (profile, library fingerprint, claims registry) next
-   to the build clears that cache when it changes; a chapter whose recorded
-   ``paper`` result changed since it was last executed is executed again, so
-   its page shows the new record.
+   another profile, would otherwise be served old outputs. A stamp of (profile,
+   library fingerprint, claims registry) next to the build clears that cache
+   when it changes; a chapter whose recorded ``paper`` result changed since it
+   was last executed is executed again, so its page shows the new record.
 2. Every chapter of the table of contents that the cache does not hold is
    executed, unchanged, in parallel (``--workers``, default one process per
    core; or on a Dask cluster with ``--scheduler``), longest first by the
@@ -42,6 +41,7 @@ import time
 from pathlib import Path
 
 from . import cache, chapters, claims, config, parallel, paths, records
+from .cliargs import Parser, positive  # one-line usage errors, exit 2
 
 
 def stderr_outputs(build: Path) -> list[str]:
@@ -196,21 +196,17 @@ def execute_chapters(build: Path, profile: str, workers: int | None = None, sche
 
 
 def build_parser(prog: str = "python -m companion.bookbuild") -> argparse.ArgumentParser:
-    from .cli import _Parser  # one-line usage errors, exit 2
-
-    ap = _Parser(prog=prog, description="Execute the chapters in parallel, then build the book.")
+    ap = Parser(prog=prog, description="Execute the chapters in parallel, then build the book.")
     add_arguments(ap)
     return ap
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:
-    from .cli import _positive
-
     ap.add_argument("--path-output", default=None, help="folder to hold _build (default: book/)")
     ap.add_argument("--profile", default=None,
                     help="smoke, quick or paper (default: $COMPANION_PROFILE or quick)")
     where = ap.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=_positive, default=None, metavar="N",
+    where.add_argument("--workers", type=positive, default=None, metavar="N",
                        help="chapters executed at once on this machine (default: one per core)")
     where.add_argument("--scheduler", default=None, metavar="ADDRESS",
                        help="execute the chapters on this Dask scheduler, e.g. tcp://10.0.0.5:8786")

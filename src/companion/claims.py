@@ -1,9 +1,10 @@
 """Claims as data: each chapter decides the registered claims it owns and saves the verdicts.
 
-A chapter builds a :class:`ChapterClaims` from its settings, calls
-:meth:`~ChapterClaims.check` once per claim with the observed data (one value
-per seed, two paired samples, or a count), and ends with
-:meth:`~ChapterClaims.show`. The statement, the paper's number and the decision
+A chapter builds a :class:`companion.card.ChapterCard` from its settings, calls
+its ``check`` once per claim with the observed data (one value per seed, two
+paired samples, or a count), and ends with its ``show``. This module holds the
+verdicts as data (:class:`Claim`, the claims store, counts); it never reads
+records or runs anything. The statement, the paper's number and the decision
 rule come from the registry (:mod:`companion.registry`), never from the notebook.
 Verdicts have four outcomes: ``pass``, ``fail``, ``undecided`` (the interval does not settle the rule yet)
 and ``not testable`` (set before the run: our data or setup cannot test the statement, or a
@@ -32,7 +33,7 @@ from typing import Any
 
 import pandas as pd
 
-from . import paths, registry, stats
+from . import paths, registry
 
 CLAIMS_FILE_ENV = "COMPANION_CLAIMS_FILE"
 STATUSES = ("pass", "fail", "undecided", "not testable")
@@ -83,15 +84,6 @@ class Claim:
 
 def store_dir(profile: str) -> Path:
     return paths.cache_root() / "claims" / profile
-
-
-def _paper_of(chapter: str) -> str:
-    from . import chapters  # late import: chapters reads notebooks
-
-    try:
-        return chapters.get(chapter).paper
-    except Exception:
-        return ""
 
 
 def _write_json(path: Path, rows: list[dict]) -> None:
@@ -147,231 +139,9 @@ def render_html(frame: pd.DataFrame, columns: list[str] = COLUMNS) -> str:
     return styler.to_html()
 
 
-class ChapterClaims:
-    """The claims of one chapter run."""
-
-    def __init__(self, settings) -> None:
-        self.settings = settings
-        self.chapter = settings.chapter
-        self.paper = _paper_of(self.chapter)
-        self.claims: list[Claim] = []
-        self.links: list[registry.Entry] = []
-        self.tables: dict[str, dict] = {}
-
-    def table(self, frame: pd.DataFrame, name: str = "ours beside the authors") -> pd.DataFrame:
-        """Keep a chapter's summary table (ours beside the authors', row for row) for the recorded run.
-
-        A recorded ``paper`` run stores these small tables with its claims, so the rows that only the
-        ``paper`` profile runs appear in the book beside the live table. Returns ``frame`` (display it)."""
-        flat = frame.reset_index() if not isinstance(frame.index, pd.RangeIndex) else frame
-        flat = flat.copy()
-        flat.columns = [" / ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in flat.columns]
-        self.tables[name] = json.loads(flat.to_json(orient="split", index=False, default_handler=str))
-        return frame
-
-    def check(self, cid: str, *, values=None, a=None, b=None, successes=None, trials=None,
-              note: str = "") -> Claim:
-        """Decide the registered claim ``cid`` from the observed data and record it.
-
-        ``values``: one number per seed; ``a``/``b``: two samples (paired over seeds unless the rule
-        says otherwise); ``successes``/``trials``: counts. ``note`` adds context to the observed column
-        (e.g. the budget the runs had).
-        """
-        entry = registry.get(cid)
-        if entry.chapter != self.chapter:
-            raise ValueError(f"claim {cid!r} is owned by chapter {entry.chapter!r}; "
-                             f"link to it with see({cid!r}) instead")
-        if any(c.id == cid for c in self.claims):
-            raise ValueError(f"claim id {cid!r} checked twice in chapter {self.chapter!r}")
-        v = registry.decide(entry, values=values, a=a, b=b, successes=successes, trials=trials)
-        status = v.status
-        observed = self._observed_text(entry, v)
-        notes = [n for n in (v.detail, note) if n]
-        waived = bool(entry.testable_with) and bool(self.settings.get(entry.testable_with))
-        if entry.not_testable and not waived:
-            notes.append(f"rule alone would say {status}")
-            status = "not testable"
-            notes.append(f"not testable here: {entry.not_testable}")
-        elif entry.requires:
-            failed = self._failed_preconditions(entry)
-            if failed:
-                notes.append(f"rule alone would say {status}")
-                status = "not testable"
-                notes.append("precondition not met: " + ", ".join(failed))
-        target = entry.target()
-        ref = entry.paper_value().get("value")
-        revised = "; ".join(f"revised {r['date']}: {r['why']}" for r in entry.revisions)
-        claim = Claim(
-            chapter=self.chapter, paper=self.paper or entry.paper, figure=entry.figure, id=cid,
-            claim=entry.statement, expected=entry.expected_text(),
-            observed=observed + (f" — {'; '.join(notes)}" if notes else ""),
-            criterion=entry.rule_text(), status=status, source=entry.source,
-            profile=self.settings.profile, overrides=dict(self.settings.overrides),
-            estimate=_finite(v.estimate), lo=_finite(v.lo), hi=_finite(v.hi), n=int(v.n), test=entry.test,
-            target_lo=_finite(target[0]) if target else None,
-            target_hi=_finite(target[1]) if target else None,
-            reference=_finite(ref) if ref is not None else None, revised=revised, note="; ".join(notes),
-            digest=entry.digest, tier=entry.tier,
-        )
-        self.claims.append(claim)
-        return claim
-
-    def _failed_preconditions(self, entry: registry.Entry) -> list[str]:
-        """The preconditions of ``entry`` that did not pass. A precondition of this chapter must be
-        checked before the findings that rest on it; one owned by another chapter is read from the
-        claims store of this profile (missing there: treated as not met)."""
-        out = []
-        here = {c.id: c for c in self.claims}
-        for pre in entry.requires:
-            owner = registry.get(pre).chapter
-            if owner == self.chapter:
-                if pre not in here:
-                    raise ValueError(f"{entry.id} requires {pre}: check the precondition first")
-                ok = here[pre].status == "pass"
-            else:
-                stored = {c.id: c for c in load_store(self.settings.profile) if c.chapter == owner}
-                ok = pre in stored and stored[pre].status == "pass"
-            if not ok:
-                out.append(pre)
-        return out
-
-    @staticmethod
-    def _observed_text(entry: registry.Entry, v: registry.Verdict) -> str:
-        if v.n == 0 or v.estimate is None or not math.isfinite(v.estimate):
-            return "no data"
-        t = entry.test
-        iv = (f"[{stats.fmt(v.lo)}, {stats.fmt(v.hi)}]" if math.isfinite(v.lo) and math.isfinite(v.hi)
-              else "[—]")
-        if t.startswith("rate_") and "successes" in v.extra and isinstance(v.extra["successes"], int):
-            return f"{v.extra['successes']}/{v.n} = {stats.fmt(v.estimate)} {iv} (Wilson)"
-        if t in ("rate_higher", "rate_lower"):
-            (k1, k2), (n1, n2) = v.extra["successes"], v.extra["trials"]
-            return f"{k1}/{n1} vs {k2}/{n2}: difference {stats.fmt(v.estimate)} {iv} (Newcombe)"
-        what = "difference" if t in ("greater", "less") else "mean"
-        return f"{what} {stats.fmt(v.estimate)} {iv} ({v.method}, n={v.n})"
-
-    def see(self, cid: str) -> registry.Entry:
-        """Point to a claim another chapter owns (the same runs): shown, not counted here."""
-        entry = registry.get(cid)
-        if entry.chapter == self.chapter:
-            raise ValueError(f"claim {cid!r} belongs to this chapter: use check()")
-        self.links.append(entry)
-        return entry
-
-    @property
-    def frame(self) -> pd.DataFrame:
-        return to_frame(self.claims)
-
-    def save(self) -> list[Path]:
-        rows = [c.as_row() for c in self.claims]
-        written = []
-        if not self.settings.overrides:
-            path = store_dir(self.settings.profile) / f"{self.chapter}.json"
-            _write_json(path, rows)
-            written.append(path)
-        extra = os.environ.get(CLAIMS_FILE_ENV)
-        if extra:
-            _write_json(Path(extra), rows)
-            written.append(Path(extra))
-            if self.tables:
-                tables = tables_file(Path(extra))
-                tables.write_text(json.dumps(self.tables, indent=1))
-                written.append(tables)
-        return written
-
-    def show(self):
-        """Save the verdicts and display the paper-vs-ours table (the last cell of a chapter)."""
-        from IPython.display import display
-
-        missing = [e.id for e in registry.for_chapter(self.chapter)
-                   if e.id not in {c.id for c in self.claims}]
-        if missing:
-            raise RuntimeError(f"chapter {self.chapter} did not check its registered claims: "
-                               f"{', '.join(missing)}")
-        self.save()
-        frame = self.frame
-        summary = f"{counts_text(self.claims)} — profile {self.settings.profile} (live: computed in this run)"
-        html = f"<p><b>{summary}</b></p>" + render_html(frame)
-        html += recorded_html(self.chapter, self.settings.profile, live=self.claims,
-                              live_params=self.settings.as_dict())
-        if any(c.revised for c in self.claims):
-            html += "<p><b>Revised criteria.</b></p><ul>" + "".join(
-                f"<li><code>{c.id}</code>: {c.revised}</li>" for c in self.claims if c.revised) + "</ul>"
-        if self.links:
-            html += "<p>Decided in another chapter from the same runs:</p><ul>" + "".join(
-                f"<li><code>{e.id}</code> ({e.statement}) — see chapter <code>{e.chapter}</code></li>"
-                for e in self.links) + "</ul>"
-        bundle = {
-            "text/html": html,
-            "text/plain": summary + "\n"
-            + frame[["id", "expected", "observed", "status"]].to_string(index=False),
-            "application/json": {"claims": [c.as_row() for c in self.claims]},
-        }
-        display(bundle, raw=True)
-
-
 def tables_file(claims_file: Path) -> Path:
     """Where a run's summary tables go, beside its claims file."""
     return claims_file.with_name(claims_file.name.removesuffix(".json") + ".tables.json")
-
-
-def recorded_tables_html(rec: dict) -> str:
-    """The summary tables of a recorded run, folded (the live tables are above, in the chapter)."""
-    from html import escape
-
-    out = ""
-    for name, t in (rec.get("tables") or {}).items():
-        frame = pd.DataFrame(t["data"], columns=t["columns"])
-        out += (f"<details><summary>Recorded <code>{escape(rec['profile'])}</code> table: {escape(name)} "
-                f"({len(frame)} rows)</summary><div class='companion-wide'>"
-                + frame.to_html(index=False, float_format=lambda x: f"{x:.4g}", na_rep="—")
-                + "</div></details>")
-    return out
-
-
-def recorded_html(chapter: str, live_profile: str, profile: str = "paper", live: list[Claim] | None = None,
-                  live_params: dict | None = None) -> str:
-    """The recorded ``paper`` verdicts of a chapter beside the live ones, with their provenance.
-
-    Where a live verdict differs from the recorded one, the budgets that differ between the two runs
-    are listed under the table: those are the candidates that explain the difference (the chapter's
-    text says which one does)."""
-    from html import escape
-
-    from . import records
-
-    if live_profile == profile:
-        return ""
-    rec = records.load(chapter, profile)
-    if rec is None:
-        return (f"<p><i>No recorded <code>{profile}</code> run of this chapter yet: "
-                f"<code>companion record {chapter} --profile {profile}</code> makes one.</i></p>")
-    old = records.recorded_claims(rec)
-    stale = set(records.stale_ids(rec))
-    rows = "".join(
-        f"<tr><td><code>{escape(c.id)}</code></td><td>{escape(c.observed)}</td>"
-        f"<td style='color: {COLOURS[c.status]}; font-weight: bold'>{c.status}"
-        f"{' (stale: rule changed since)' if c.id in stale else ''}</td></tr>" for c in old)
-    missing = [cid for cid in stale if cid not in {c.id for c in old}]
-    extra = (f"<p>Not in the record (registered after it was made): {', '.join(missing)}.</p>"
-             if missing else "")
-    now = {c.id: c for c in live or []}
-    differ = [(now[c.id], c) for c in old
-              if c.id in now and now[c.id].status != c.status and c.id not in stale]
-    if differ:
-        cuts = records.budget_differences(chapter, live_params or {}, rec.get("parameters", {}))
-        extra += ("<p><b>Verdicts that differ between the two budgets:</b> "
-                  + "; ".join(f"<code>{escape(a.id)}</code> {a.status} live, {b.status} recorded"
-                              for a, b in differ)
-                  + ". The runs differ in " + (escape(", ".join(cuts)) if cuts else "no budget parameter")
-                  + " (live → recorded).</p>")
-    return (f"<p><b>Recorded <code>{profile}</code> budget</b> — not live: "
-            f"{escape(records.provenance(rec))}. "
-            f"{counts_text(old)}.</p>"
-            f"<table class='companion-claims'><thead><tr><th>claim</th>"
-            f"<th>observed ({escape(records.label(rec))})"
-            f"</th><th>status</th></tr></thead><tbody>{rows}</tbody></table>{extra}"
-            + recorded_tables_html(rec))
 
 
 _FIELDS = {f.name for f in fields(Claim)}

@@ -1,6 +1,7 @@
 """The ``companion`` command: list chapters, run one with parameters, print the scorecard.
 
-    companion list [--json]
+    companion --version
+    companion list [CHAPTER] [--params] [--json]
     companion run CHAPTER [-p NAME VALUE]... [--profile P] [--output DIR] [--scheduler ADDRESS]
     companion sweep CHAPTER -p NAME VALUES [--workers N | --scheduler ADDRESS] [--profile P] [--json]
     companion build [--workers N | --scheduler ADDRESS] [--profile P] [--path-output DIR]
@@ -15,9 +16,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
-from . import chapters, claims, config, parallel, runner
+from . import __version__, chapters, claims, config, parallel, runner
+from .cliargs import Parser, positive
 
 
 def _list(args) -> int:
@@ -53,11 +56,46 @@ def _list(args) -> int:
                 # The best cost figure on one core (the README's table): the record's CPU time with its
                 # beforehand training, scaled up when partial; else the extrapolation.
                 "paper_cost": {k: v for k, v in records.paper_cost(ch.id, costs).items() if k != "record"},
+                # The findings' verdicts in the recorded paper run, counted.
+                "recorded": _recorded_counts(ch.id),
             }
         )
+    if args.chapter:
+        rows = [r for r in rows if r["id"] == chapters.get(args.chapter).id]  # unknown: one-line error
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
+    if args.params or args.chapter:
+        _print_parameters(rows, profile)
+        return 0
+    wi, wf = (max(len(r[k]) for r in rows) for k in ("id", "figure"))
+    print(f"{'chapter':<{wi}}  {'figure':<{wf}}  {'last ' + profile:>11}  findings in the recorded paper run")
+    for r in rows:
+        last = r["seconds"].get(profile)
+        last = "—" if last is None else f"{last:.0f} s"
+        print(f"{r['id']:<{wi}}  {r['figure']:<{wf}}  {last:>11}  {r['recorded']}")
+    print("\nparameters: companion list CHAPTER, or companion list --params")
+    return 0
+
+
+def _recorded_counts(chapter: str) -> str:
+    """The verdict counts of a chapter's recorded ``paper`` run, findings only (``—``: no record)."""
+    from . import records
+
+    rec = records.load(chapter, "paper")
+    if rec is None:
+        return "—"
+    found = claims.findings(records.recorded_claims(rec))
+    if not found:
+        return "no findings (preconditions only)"
+    c = claims.counts(found)
+    text = f"{c['pass']} pass, {c['fail']} fail, {c['undecided']} undecided"
+    if c["not testable"]:
+        text += f", {c['not testable']} not testable"
+    return text + (" (stale)" if records.stale_ids(rec) else "")
+
+
+def _print_parameters(rows: list[dict], profile: str) -> None:
     print(f"profile: {profile}")
     for r in rows:
         last = "  ".join(f"{p} {s:.0f} s" for p, s in r["seconds"].items())
@@ -73,7 +111,6 @@ def _list(args) -> int:
         print(f"\n{r['id']:<16} {r['paper']}  {r['figure']}: {r['title']}{last}")
         for name, default in r["parameters"].items():
             print(f"    {name:<14} = {default!r:<12} {r['allowed'][name]:<28} {r['help'][name]}")
-    return 0
 
 
 def _run(args) -> int:
@@ -168,7 +205,7 @@ def _scorecard(args) -> int:
 
 
 def _record(args) -> int:
-    from . import records
+    from . import recording, records
 
     params = {name: value for name, value in args.param or []}
     runner.prepare(args.chapter, params, args.profile)  # bad input: one line, nothing run or written
@@ -180,13 +217,13 @@ def _record(args) -> int:
     if args.until_decided:  # staged: add seeds stage by stage until the findings decide
         if args.max_seeds is None:
             raise config.ConfigError("--until-decided needs --max-seeds N")
-        path = records.record_until_decided(args.chapter, params, args.profile, args.max_seeds, args.stages,
-                                            workers=args.workers, split=args.split, log=log)
-    elif args.max_seeds is not None or args.stages != records.STAGES:
+        path = recording.record_until_decided(args.chapter, params, args.profile, args.max_seeds,
+                                              args.stages, workers=args.workers, split=args.split, log=log)
+    elif args.max_seeds is not None or args.stages != recording.STAGES:
         raise config.ConfigError("--max-seeds and --stages go with --until-decided")
     else:
-        path = records.record(args.chapter, params, args.profile, workers=args.workers, split=args.split,
-                              log=log)
+        path = recording.record(args.chapter, params, args.profile, workers=args.workers, split=args.split,
+                                log=log)
     rec = records.load(args.chapter, args.profile)
     print(f"recorded {args.chapter} -> {path.relative_to(path.parents[2])}")
     print(f"{records.provenance(rec)}; {claims.counts_text(records.recorded_claims(rec))}")
@@ -210,9 +247,9 @@ def _plan(args) -> int:
 
 
 def _verify(args) -> int:
-    from . import records
+    from . import recording, records
 
-    ok, diffs = records.verify(args.chapter, args.profile)
+    ok, diffs = recording.verify(args.chapter, args.profile)
     if ok:
         print(f"{args.chapter}: the re-run agrees with the {args.profile} record (verdicts; estimates within "
               f"rel {records.VERIFY_RTOL:g})")
@@ -221,16 +258,6 @@ def _verify(args) -> int:
     for line in diffs:
         print("  " + line)
     return 1
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
-    return n
 
 
 def _stages(text: str) -> tuple[int, ...]:
@@ -243,43 +270,60 @@ def _stages(text: str) -> tuple[int, ...]:
     return looks
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # one line, exit 2 (argparse's own convention)
-        self.exit(2, f"companion: error: {message}\n")
+def _examples(*lines: str) -> str:
+    return "examples:\n" + "\n".join(f"  companion {line}".rstrip() for line in lines)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="companion", description="Run and inspect the attention-companion chapters.")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    pl = sub.add_parser("list", help="every chapter with its paper, figure and parameters")
-    pl.add_argument("--json", action="store_true")
-    pl.add_argument("--profile", help="show the defaults of this profile")
+    p = Parser(prog="companion", description="Run and inspect the attention-companion chapters.",
+               epilog=_examples("list", "run fig2 --profile smoke", "record t-d1 --profile paper"),
+               formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--version", action="version", version=f"companion {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    def add(name: str, help: str, *examples: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
+                              epilog=_examples(*(f"{name} {e}" for e in examples)),
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    pl = add("list", "every chapter, one line each: figure, last run time, recorded verdicts",
+             "", "f-em1", "--params --profile smoke", "--json")
+    pl.add_argument("chapter", nargs="?", help="show this chapter's parameters")
+    pl.add_argument("--params", action="store_true", help="show every chapter's parameters")
+    pl.add_argument("--json", action="store_true", help="everything, as JSON")
+    pl.add_argument("--profile", help="show the defaults and times of this profile")
     pl.set_defaults(func=_list)
-    pr = sub.add_parser("run", help="execute a chapter with papermill and print its claims")
+    pr = add("run", "execute a chapter with papermill and print its claims",
+             "fig2 --profile smoke", "t-d1 -p n_seeds 3 --output runs/", "f-em1 --scheduler tcp://10.0.0.5:8786")
     pr.add_argument("chapter")
     pr.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"))
     pr.add_argument("--profile", help="smoke, quick or paper")
     pr.add_argument("--output", default="companion-runs", help="folder for the executed notebook")
     pr.add_argument("--scheduler", metavar="ADDRESS", help="run it on this Dask scheduler, e.g. tcp://10.0.0.5:8786")
     pr.set_defaults(func=_run)
-    pw = sub.add_parser("sweep", help="run a chapter once per value of a parameter, in parallel")
+    pw = add("sweep", "run a chapter once per value of a parameter, in parallel",
+             "f-em1 -p seed 0:4 --profile smoke", "t-d1 -p n_seeds 3,5 --workers 2")
     pw.add_argument("chapter")
     pw.add_argument("-p", "--param", nargs=2, action="append", required=True, metavar=("NAME", "VALUES"),
                     help="values: a,b,c or a half-open range 0:10 (list parameters: a;b;c)")
     pw.add_argument("--profile", help="smoke, quick or paper")
     where = pw.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=_positive, metavar="N",
+    where.add_argument("--workers", type=positive, metavar="N",
                        help="runs at once here (default: one per core)")
     where.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler")
     pw.add_argument("--output", help="folder for the runs (default: companion-sweeps/CHAPTER-NAME)")
     pw.add_argument("--json", action="store_true", help="print the summary as JSON (progress goes to stderr)")
     pw.set_defaults(func=_sweep)
-    pb = sub.add_parser("build", help="execute the chapters in parallel (or on a cluster), then the book")
+    pb = add("build", "execute the chapters in parallel (or on a cluster), then the book",
+             "--profile smoke --path-output _build/smoke", "--workers 2",
+             "--scheduler tcp://10.0.0.5:8786")
     from . import bookbuild
 
     bookbuild.add_arguments(pb)
     pb.set_defaults(func=_build)
-    prc = sub.add_parser("record", help="run a chapter and keep its verdicts with provenance in results/")
+    prc = add("record", "run a chapter and keep its verdicts with provenance in results/",
+              "t-d1 --profile paper", "t-d2b --profile paper --workers 2 --split layers",
+              "fig2 --profile paper -p n_seeds 5")
     prc.add_argument("chapter")
     prc.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
                      help="e.g. fewer seeds than the profile's: the record is then labelled partial")
@@ -292,20 +336,20 @@ def build_parser() -> argparse.ArgumentParser:
     prc.add_argument("--until-decided", action="store_true",
                      help="add seeds in the declared stages until every finding decides (Bonferroni over "
                           "the looks)")
-    prc.add_argument("--max-seeds", type=_positive, metavar="N", help="with --until-decided: the last stage")
+    prc.add_argument("--max-seeds", type=positive, metavar="N", help="with --until-decided: the last stage")
     prc.add_argument("--stages", type=_stages, default=(5, 10, 20, 40), metavar="5,10,20,40",
                      help="with --until-decided: n_seeds of each look, declared before the run")
     prc.set_defaults(func=_record)
-    pv = sub.add_parser("verify", help="re-run a recorded chapter with its recorded parameters and compare")
+    pv = add("verify", "re-run a recorded chapter with its recorded parameters and compare", "t-d1")
     pv.add_argument("chapter")
     pv.add_argument("--profile", default="paper")
     pv.set_defaults(func=_verify)
-    ps = sub.add_parser("scorecard", help="every recorded claim with its status")
+    ps = add("scorecard", "every recorded claim with its status", "", "--profile paper --json")
     ps.add_argument("--json", action="store_true")
     ps.add_argument("--profile")
     ps.set_defaults(func=_scorecard)
-    pp = sub.add_parser("plan", help="for each undecided finding: which way it leans, the seeds that would "
-                                     "decide it and their cost")
+    pp = add("plan", "for each undecided finding: which way it leans, the seeds that would decide it and "
+             "their cost", "", "t-d1 --json", "--profile quick")
     pp.add_argument("chapter", nargs="?")
     pp.add_argument("--json", action="store_true")
     pp.add_argument("--profile", default="paper", choices=("paper", "quick"),
@@ -315,9 +359,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        args = build_parser().parse_args(argv)
+        rc = args.func(args)
+        sys.stdout.flush()  # a closed pipe shows here, where it is caught, not at exit
+        return rc
+    except SystemExit:
+        _flush_or_quiet()
+        raise
+    except BrokenPipeError:
+        # The reader went away (`companion list | head -1`): what it read is what it wanted.
+        _quiet_stdout()
+        return 0
     except (config.ConfigError, parallel.ClusterError) as exc:
         print(f"companion: error: {exc}", file=sys.stderr)
         return 2
@@ -326,6 +379,19 @@ def main(argv: list[str] | None = None) -> int:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         print(f"companion: {name}: {first}", file=sys.stderr)
         return 1
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's flush at exit meets no closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
+def _flush_or_quiet() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
 
 
 if __name__ == "__main__":

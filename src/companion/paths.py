@@ -2,7 +2,7 @@
 
 Paths are resolved from the installed package, never from the working
 directory, because the book executes chapters through a symlink and papermill
-executes them from wherever it is called (see the ecosystem note, JB pitfall 8).
+executes them from wherever it is called.
 """
 
 from __future__ import annotations

@@ -8,10 +8,11 @@ seeds (or other smaller settings) than the profile's defaults were run, the
 record says so under ``partial``. No weights and no executed notebook go into
 the repository: a record is small and text.
 
-Chapters show a record beside the live result (:meth:`companion.claims.ChapterClaims.show`);
-a record whose claim rules have changed in the registry since it was made is
-shown as *stale*. ``companion verify CHAPTER`` re-runs a record's parameters and
-reports whether the verdicts and the estimates agree.
+This module is the record store: it reads and writes ``results/``, says which
+recorded claims are *stale* (their rule changed in the registry since the record
+was made), how two runs' budgets differ, and what the ``paper`` budget costs. It
+runs nothing: making a record and verifying one is :mod:`companion.recording`.
+Chapters show a record beside the live result (:meth:`companion.card.ChapterCard.show`).
 """
 
 from __future__ import annotations
@@ -23,13 +24,12 @@ import platform
 import resource
 import subprocess
 import tempfile
-import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import cache, config, paths, registry, runner
 from . import claims as C
+from . import config, paths, registry
 
 #: Relative tolerance for an estimate to count as reproduced by ``verify``.
 VERIFY_RTOL = 1e-3
@@ -130,246 +130,12 @@ def _write(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def cache_reuse(log_text: str) -> dict[str, int]:
-    """From a cache event log: entries trained during the record, and entries only read (trained before)."""
-    computed, loaded = set(), set()
-    for line in log_text.splitlines():
-        parts = line.split()
-        if len(parts) >= 3:
-            (computed if parts[0] == "computed" else loaded).add((parts[1], parts[2]))
-    return {"trained": len(computed), "reused": len(loaded - computed)}
-
-
-def split_parameter(chapter: str, settings: dict[str, Any], name: str | None = None) -> tuple[str, list[str]]:
-    """The list parameter a parallel record splits on, and its items as this run resolves them.
-
-    Default: the first list parameter (layers, widths, ...) holding at least two items. A value
-    like ``ks paper`` names a grid rather than listing it, so it cannot be split."""
-    schema = config.schema(chapter)
-    names = [name] if name else [n for n, p in schema.items() if p.items is not None]
-    lists = ", ".join(x for x, p in schema.items() if p.items is not None) or "none"
-    for n in names:
-        if n not in schema or schema[n].items is None:
-            raise config.ConfigError(f"{chapter} has no list parameter {n!r} to split a record on "
-                                     f"(list parameters: {lists})")
-        items = _items(str(settings.get(n, "")))
-        if len(items) >= 2 and "paper" not in items:
-            return n, items
-        if name:
-            raise config.ConfigError(f"{chapter}: {n} = {settings.get(n)!r} has fewer than two items "
-                                     "to split")
-    raise config.ConfigError(f"{chapter} has no list parameter with two or more items; "
-                             "record it with one worker")
-
-
-def _warm(chapter: str, prof: str, raw: dict, name: str, items: list[str], workers: int, log) -> list[dict]:
-    """Run the chapter once per item of ``name`` on ``workers`` processes, filling the shared model
-    cache; the full run that follows then reads every training run from it."""
-    from . import parallel
-
-    base = {k: str(v) for k, v in raw.items()}
-    tasks = [dict(chapter_id=chapter, profile=prof, params={**base, name: item}) for item in items]
-    done = []
-    for r in parallel.run_tasks(tasks, workers, log=log):
-        if not r.get("ok"):
-            raise RuntimeError(f"{chapter} with {name}={r['params'][name]} failed: "
-                               f"{(r.get('error') or '').strip().splitlines()[-1:] or ['?']}")
-        done.append({"value": r["params"][name], "seconds": round(r["seconds"], 1)})
-        log(f"  {chapter} {name}={r['params'][name]}: {r['seconds']:.0f} s")
-    return done
-
-
 def cpu_seconds() -> float:
     """CPU time (user + system) of this process and of every child it has reaped: the kernels, and the
     worker processes with the kernels they reaped. Unlike wall time it does not grow when other work
     shares the cores, so it is what the record's training costs one core."""
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
-           output_dir: str | Path | None = None, workers: int = 1, split: str | None = None,
-           log=print) -> Path:
-    """Execute ``chapter`` under ``profile`` (with ``raw_params`` overrides) and write its record
-    (:func:`run_record` says how it runs)."""
-    data = run_record(chapter, raw_params, profile, output_dir, workers, split, log)
-    path = record_path(chapter, data["profile"])
-    _write(path, data)
-    return path
-
-
-def run_record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
-               output_dir: str | Path | None = None, workers: int = 1, split: str | None = None,
-               log=print) -> dict:
-    """Execute ``chapter`` under ``profile`` (with ``raw_params`` overrides); return its record.
-
-    ``workers`` > 1: the chapter first runs once per item of a list parameter (``split``, default the
-    first with two or more items, e.g. the layers of a table) on that many processes sharing the model
-    cache, then once in full from the cache. The record keeps the wall time of the whole, as ``core_s``
-    the sum of the processes' wall times, and as ``cpu_s`` the CPU time they used (what one core
-    would have spent, also when other work shared the machine)."""
-    raw = dict(raw_params or {})
-    params = runner.prepare(chapter, raw, profile)  # validates before anything runs
-    prof = params.pop("profile")
-    settings = config.resolve(chapter, prof, **params)
-    split_name, split_items = (split_parameter(chapter, settings.as_dict(), split) if workers > 1
-                               else (None, []))
-    code = commit()  # the code that runs, taken before the (long) run
-    with tempfile.TemporaryDirectory(prefix=f"record-{chapter}-") as tmp:
-        # Every process of this record (kernels, workers) logs its cache events here, so the record can
-        # say how many results it read that an earlier run had computed: its wall time omits those.
-        events = Path(tmp) / "cache-events.log"
-        before = os.environ.get(cache.LOG_ENV)
-        os.environ[cache.LOG_ENV] = str(events)
-        try:
-            t0, c0 = time.perf_counter(), cpu_seconds()
-            warm = _warm(chapter, prof, raw, split_name, split_items, workers, log) if split_name else []
-            t1 = time.perf_counter()
-            out_dir = Path(output_dir or tmp)
-            _, found = runner.run(chapter, params, prof, out_dir)
-            wall = time.perf_counter() - t0
-            final = time.perf_counter() - t1
-            cpu = cpu_seconds() - c0
-        finally:
-            if before is None:
-                os.environ.pop(cache.LOG_ENV, None)
-            else:
-                os.environ[cache.LOG_ENV] = before
-        reuse = cache_reuse(events.read_text() if events.is_file() else "")
-        tables_path = C.tables_file(out_dir / f"{chapter}.claims.json")
-        tables = json.loads(tables_path.read_text()) if tables_path.is_file() else {}
-    data = {
-        "chapter": chapter,
-        "profile": prof,
-        "commit": code,
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "wall_s": round(wall, 1),
-        "cpu_s": round(cpu, 1),
-        "machine": machine(),
-        "parameters": settings.as_dict(),
-        "overrides": {k: v for k, v in params.items()},
-        "partial": partial(chapter, prof, params),
-        "claims": [c.as_row() for c in found],
-        "tables": tables,
-        "cache": reuse,
-    }
-    if split_name:
-        data["workers"] = workers
-        data["core_s"] = round(sum(w["seconds"] for w in warm) + final, 1)
-        data["split"] = {"parameter": split_name, "runs": warm, "final_s": round(final, 1)}
-    return data
-
-
-# ---- staged records: add seeds until the findings decide ------------------------------------------
-
-#: The looks of a staged record (seeds per look), declared before the run.
-STAGES = (5, 10, 20, 40)
-STAGED_METHOD = ("Bonferroni split over the looks declared before the run: with K looks each is decided "
-                 "at level 1 - 0.05/K, so the chance that any look reports a pass or a fail the data do "
-                 "not support stays at most 5 % per claim; a claim keeps the verdict of the first look at "
-                 "which it decides, and later looks only add seeds for the others")
-
-
-def stage_level(looks: int, level: float | None = None) -> float:
-    """The per-look confidence level of a staged record with ``looks`` looks (Bonferroni)."""
-    from . import stats
-
-    base = stats.LEVEL if level is None else level
-    return 1.0 - (1.0 - base) / looks
-
-
-def _settled(c: C.Claim, here: dict[str, C.Claim]) -> bool:
-    """Decided for good: pass or fail, or not testable for a reason more seeds cannot change (set before
-    the run, or a precondition that itself decided)."""
-    if c.status in ("pass", "fail"):
-        return True
-    if c.status != "not testable":
-        return False
-    reg = registry.entries()
-    entry = reg.get(c.id)
-    if entry is None or entry.not_testable:
-        return True
-    return all(here[p].status in ("pass", "fail") for p in entry.requires if p in here)
-
-
-def staged(run_stage, looks: list[int], log=print) -> dict:
-    """Run the looks in turn until every finding has decided.
-
-    ``run_stage(n_seeds, level) -> list[Claim]`` runs the chapter once with that many seeds, deciding
-    at the per-look ``level`` (Bonferroni over ``len(looks)``). Returns ``{"claims": rows, "stages":
-    [{n_seeds, level, claims}], "looks", "level", "stopped_at", "method"}``: each claim's row is the one
-    from the first look at which it decided (its ``stage`` field; None: undecided at the last look run).
-    """
-    if not looks or sorted(set(looks)) != list(looks) or looks[0] < 1:
-        raise config.ConfigError(f"stages must be increasing whole numbers >= 1, got {looks}")
-    level = stage_level(len(looks))
-    first: dict[str, tuple[int, dict]] = {}
-    history, found = [], []
-    for n in looks:
-        found = run_stage(n, level)
-        here = {c.id: c for c in found}
-        history.append({"n_seeds": n, "level": level, "claims": [c.as_row() for c in found]})
-        for c in found:
-            if c.id not in first and _settled(c, here):
-                first[c.id] = (n, c.as_row())
-        open_ = [c.id for c in C.findings(found) if c.id not in first]
-        log(f"  look at n_seeds={n} (level {level:.4g}): {len(open_)} findings undecided")
-        if not open_:
-            break
-    rows = [{**first[c.id][1], "stage": first[c.id][0]} if c.id in first else {**c.as_row(), "stage": None}
-            for c in found]
-    return {"claims": rows, "stages": history, "looks": list(looks), "level": level,
-            "stopped_at": history[-1]["n_seeds"], "method": STAGED_METHOD}
-
-
-def record_until_decided(chapter: str, raw_params: dict | None = None, profile: str = "paper",
-                         max_seeds: int = 40, stages=STAGES, workers: int = 1, split: str | None = None,
-                         log=print) -> Path:
-    """``companion record CHAPTER --until-decided --max-seeds N``: record ``chapter`` with n_seeds set
-    to each stage <= ``max_seeds`` in turn (:func:`staged`), passing the per-look level to the chapter
-    in ``COMPANION_LEVEL``. The record keeps every stage; its claims are each claim's first decisive
-    look. Nothing is written unless every stage ran."""
-    from . import stats
-
-    raw = dict(raw_params or {})
-    if "n_seeds" not in config.schema(chapter):
-        raise config.ConfigError(f"{chapter} has no n_seeds parameter: it cannot be recorded in stages")
-    if "n_seeds" in raw:
-        raise config.ConfigError("--until-decided sets n_seeds itself: drop -p n_seeds")
-    looks = [int(n) for n in stages if int(n) <= max_seeds]
-    if not looks:
-        raise config.ConfigError(f"no stage in {list(stages)} is <= --max-seeds {max_seeds}")
-    for n in looks:  # every stage's parameters are valid before anything runs
-        runner.prepare(chapter, {**raw, "n_seeds": str(n)}, profile)
-    records_run: list[dict] = []
-
-    def run_stage(n: int, level: float) -> list[C.Claim]:
-        before = os.environ.get(stats.LEVEL_ENV)
-        os.environ[stats.LEVEL_ENV] = repr(level)  # the kernel inherits it; the claims card decides at it
-        try:
-            data = run_record(chapter, {**raw, "n_seeds": str(n)}, profile, workers=workers, split=split,
-                              log=log)
-        finally:
-            if before is None:
-                os.environ.pop(stats.LEVEL_ENV, None)
-            else:
-                os.environ[stats.LEVEL_ENV] = before
-        records_run.append(data)
-        return recorded_claims(data)
-
-    result = staged(run_stage, looks, log)
-    data = dict(records_run[-1])
-    for i, stage in enumerate(result["stages"]):
-        stage.update(wall_s=records_run[i]["wall_s"], cpu_s=records_run[i]["cpu_s"],
-                     commit=records_run[i]["commit"])
-    data["wall_s"] = round(sum(r["wall_s"] for r in records_run), 1)
-    data["cpu_s"] = round(sum(r["cpu_s"] for r in records_run), 1)
-    data["claims"] = result.pop("claims")
-    data["staged"] = {**{k: v for k, v in result.items() if k != "stages"}, "max_seeds": max_seeds}
-    data["stages"] = result["stages"]
-    path = record_path(chapter, data["profile"])
-    _write(path, data)
-    return path
 
 
 def load(chapter: str, profile: str = "paper") -> dict | None:
@@ -433,36 +199,6 @@ def compare(old: list[C.Claim], new: list[C.Claim]) -> list[str]:
             if not _close(getattr(x, f), getattr(y, f)):
                 out.append(f"{cid}: {f} {getattr(x, f)} -> {getattr(y, f)}")
     return out
-
-
-def verify(chapter: str, profile: str = "paper") -> tuple[bool, list[str]]:
-    """Re-run a recorded chapter with its recorded parameters; (agree, differences). A staged record:
-    its last look, at the level that look was decided at."""
-    rec = load(chapter, profile)
-    if rec is None:
-        raise config.ConfigError(f"no record for {chapter!r} under {profile!r} "
-                                 f"({record_path(chapter, profile)})")
-    old = recorded_claims(rec)
-    level = None
-    if rec.get("staged"):  # a staged record: re-run its last look, at the per-look level it was decided at
-        old = [C.from_row(r) for r in rec["stages"][-1]["claims"]]
-        level = repr(rec["staged"]["level"])
-    from . import stats
-
-    before = os.environ.get(stats.LEVEL_ENV)
-    if level is not None:
-        os.environ[stats.LEVEL_ENV] = level
-    try:
-        with tempfile.TemporaryDirectory(prefix=f"verify-{chapter}-") as tmp:
-            _, found = runner.run(chapter, rec.get("overrides", {}), rec["profile"], tmp)
-    finally:
-        if level is not None:
-            if before is None:
-                os.environ.pop(stats.LEVEL_ENV, None)
-            else:
-                os.environ[stats.LEVEL_ENV] = before
-    diffs = compare(old, found)
-    return not diffs, diffs
 
 
 # ---- cost of the papers' budgets ------------------------------------------------------------------
@@ -636,7 +372,7 @@ def _dur(s: float | None) -> str:
 
 
 def cost_table() -> str:
-    """The README's table of ``paper`` costs (markdown), longest first, with the totals."""
+    """The table of ``paper`` costs (markdown) on the book's costs page, longest first, with the totals."""
     costs = load_costs().get("chapters", {})
     rows = []
     for ch in config.chapter_ids():
@@ -659,5 +395,20 @@ def cost_table() -> str:
     return "\n".join(lines) + f"\n\nWall time of the whole `paper` book: {walls}."
 
 
-if __name__ == "__main__":  # python -m companion.records: print the README's cost table
+def provenance_table(profile: str = "paper") -> str:
+    """Every record of ``profile``, one markdown row per chapter: its findings' verdicts, its provenance."""
+    rows = ["| chapter | findings | provenance |", "|---|---|---|"]
+    for ch in config.chapter_ids():
+        rec = load(ch, profile)
+        if rec is None:
+            continue
+        found = C.findings(recorded_claims(rec))
+        verdicts = C.counts_text(found) if found else "preconditions only"
+        if stale_ids(rec):
+            verdicts += "; stale (a rule changed since)"
+        rows.append(f"| {ch} | {verdicts} | {provenance(rec).replace('|', '/')} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":  # python -m companion.records: print the cost table of the book's costs page
     print(cost_table())

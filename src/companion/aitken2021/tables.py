@@ -33,7 +33,7 @@ __all__ = ["ROW_PROVIDERS", "PROVIDER_MODULES", "one_to_one_rows", "accuracy_row
 Provider = Callable[[Mapping], list]
 
 #: Modules imported before the table is built, so that they can register providers.
-PROVIDER_MODULES: list[str] = ["companion.aitken2021.table_rows"]
+PROVIDER_MODULES: list[str] = ["companion.aitken2021.ensembles"]
 
 
 def one_to_one_rows(S: Mapping) -> list[tuple[str, TrainedEnsemble]]:

@@ -5,7 +5,7 @@ class, which is also the mosaic's label; the other eight come from *background* 
 label information. The attention model is interpretable on a mosaic when its largest weight falls on
 ``fore_idx``.
 
-Constructions follow the reference note (section 2):
+Constructions:
 
 * ``dist1`` / ``dist2`` / ``dist4``: the error-mode toy distributions (uniform boxes in 2-D). The
   authors drew the dist-1/2 base points without a seed; here every draw comes from

@@ -1,6 +1,6 @@
 """Figures of the Pandey et al. (2022) chapters. Every function returns a matplotlib Figure.
 
-Error-mode panels (reconstructed layout, reference note section 4.1): (a) base data, foreground
+Error-mode panels (reconstructed layout): (a) base data, foreground
 classes coloured and background brown; (b) contour of the learned focus *score* f(x) over the plane
 with 25 base points per class; (c) decision regions of the classification net (argmax over a grid of
 candidate averaged points) with 25 averaged points z per class; (d) FTPT (black solid), FFPT (black

@@ -1,4 +1,4 @@
-"""Beyond one-to-one: the eSCAN and English->French ensembles and their analysis sets.
+"""The eSCAN and English->French ensembles, their analysis sets and their rows of the accuracy table.
 
 On one-to-one translation the right attention is the diagonal, which the
 temporal components alone can produce. eSCAN and English->French keep the
@@ -16,11 +16,14 @@ chapters fig5, fig6 and tab-accuracy-beyond share the eSCAN block of the root
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import torch
 
 from .. import config
 from .. import progress as _progress
 from ..device import train_threads
+from . import translation
 from .analysis import Analysis, analyse, one_to_one_ensemble
 from .decompose import decompose_decoder, decompose_encoder
 from .enfr import EnFrDataError, EnFrTask
@@ -28,7 +31,8 @@ from .escan import ESCAN
 from .train import TrainConfig, TrainedEnsemble, trained_ensemble
 
 __all__ = ["ARCHS", "escan_ensemble", "enfr_task", "enfr_available", "enfr_ensemble", "analyse_enfr",
-           "escan_analyses", "enfr_analyses", "one_to_one_analyses", "ESCAN_PAIRS"]
+           "escan_analyses", "enfr_analyses", "one_to_one_analyses", "ESCAN_PAIRS", "PROVIDERS", "escan_rows",
+           "enfr_rows"]
 
 ARCHS = ("AED", "AO")
 ESCAN_L2 = 1e-4  # [CODE] eSCAN AED and AO
@@ -121,3 +125,37 @@ def one_to_one_analyses(S) -> dict[str, Analysis]:
         with train_threads():
             out[arch] = analyse(one_to_one_ensemble(S2, arch), n=S.n_analysis, seed=S.seed)
     return out
+
+
+# ---- rows of the accuracy table ---------------------------------------------------------------------
+# :data:`PROVIDERS` maps a row group to ``provider(S) -> list[(task label, TrainedEnsemble)]`` in the form
+# :func:`companion.aitken2021.tables.accuracy_rows` takes. Settings that carry the eSCAN block (fig5, fig6,
+# tab-accuracy-beyond) are used as they are; any other chapter's settings are replaced by Figure 5's under
+# the same profile, so a table trains nothing new once Figure 5 has run. English->French rows report the
+# held-out split (the trainer's own ``test`` numbers are drawn from training pairs).
+
+BEYOND_CHAPTER = "fig5"
+
+
+def _settings(S):
+    return S if "escan_seeds" in S else config.resolve(BEYOND_CHAPTER, profile=S.profile)
+
+
+def escan_rows(S) -> list:
+    S5 = _settings(S)
+    return [("eSCAN", escan_ensemble(S5, arch)) for arch in ARCHS]
+
+
+def enfr_rows(S) -> list:
+    S5 = _settings(S)
+    if enfr_available(S5):
+        return []
+    rows = []
+    for a in enfr_analyses(S5).values():
+        held = translation.held_out_scores(a)
+        test = {"word_accuracy": held["word"], "phrase_accuracy": held["phrase"]}
+        rows.append(("English→French (held-out)", replace(a.ensemble, test=test)))
+    return rows
+
+
+PROVIDERS = {"eSCAN": escan_rows, "English-French": enfr_rows}
