@@ -42,6 +42,8 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_malloc.py
 	$(BIN)/python benchmarks/bench_image_stop.py
 	$(BIN)/python benchmarks/bench_sdc_stop.py
+	$(BIN)/python benchmarks/bench_build_sim.py
+	$(BIN)/python benchmarks/bench_pandey_dtype.py
 
 # Open the built book in headless Chromium: images load, math renders, no console errors, no network
 # requests; screenshots at 1280 px and 390 px in $(HTML)/_screenshots. Needs `chromium` (Debian package).
