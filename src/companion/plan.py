@@ -142,13 +142,6 @@ class Feasibility:
                          f"{stats.fmt(self.reversed)}")
         return f"{self.id} ({self.test}, sd {stats.fmt(self.sd)}, {self.source}): " + "; ".join(parts)
 
-    @property
-    def needs(self) -> int | None:
-        """The least n that decides both ways (pass, and fail where a finding), or None."""
-        if not self.ok:
-            return None
-        return max(self.n_pass, self.n_fail or 0)
-
 
 def recorded_row(entry: registry.Entry, profile: str = "paper") -> dict | None:
     """The entry's row in the recorded run of its chapter (results/<profile>/<chapter>.json), if any."""
