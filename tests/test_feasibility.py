@@ -3,10 +3,12 @@ number of seeds, and with the effect reversed it fails (preconditions need only 
 Plus known answers for the check itself."""
 
 import math
+import re
 
 import pytest
 
-from companion import plan, registry
+from companion import plan, registry, stats
+from companion.config import ConfigError
 
 
 def entry(test, paper=None, tier="finding", **rule):
@@ -77,3 +79,72 @@ def test_a_rate_of_zero_failures():
     assert f.n_fail == 73 and f.n_pass is not None
     assert plan.feasibility(e, n_max=40, row={}).n_fail is None
     assert not math.isnan(f.sd or 0.0)
+
+
+def test_a_declared_need_for_seeds_is_checked_against_its_own_n():
+    # effect 4.4 at sd 15.78 (t-d2a's first layer at our spread): the t interval excludes 0 first at n = 52
+    plain = entry("greater", paper={"value": 4.4, "sd": 15.78})
+    assert plan.feasibility(plain, row={}).n_pass is None
+    e = registry.Entry(**{**plain.__dict__, "seeds_needed": {"n": 60, "why": "no SD per cell"}})
+    f = plan.feasibility(e, row={})
+    assert (f.n_max, f.n_pass, f.n_fail) == (60, 52, 52) and f.ok
+    short = registry.Entry(**{**plain.__dict__, "seeds_needed": {"n": 50, "why": "too few"}})
+    assert not plan.feasibility(short, row={}).ok  # still fails within its declared n
+
+
+def test_seeds_needed_declarations_are_needed_and_capped():
+    declared = [e for e in registry.entries().values() if e.seeds_needed]
+    assert 0 < len(declared) <= 5  # a short list: every one stated in the criteria text
+    for e in declared:
+        assert e.seeds_needed["n"] <= registry.SEEDS_CAP and e.seeds_needed["why"].strip()
+        assert not plan.feasibility(e, n_max=plan.N_MAX).ok, f"{e.id} decides at n <= 40: no need to declare"
+        assert f"Needs about {e.seeds_needed['n']} seeds" in e.rule_text()
+
+
+def test_the_paper_rates_of_a_rate_difference():
+    # 1.0 vs 0.8: Newcombe's lower end 0.2 - hypot(1 - 40/43.84, 0.895 - 0.8) > 0 well before n = 40;
+    # the widest rates 0.6 vs 0.4 cannot decide the same difference at n <= 40
+    e = entry("rate_higher", paper={"value": 0.2, "rates": [1.0, 0.8]}, min_n=5)
+    f = plan.feasibility(e, row={})
+    assert f.rates == (1.0, 0.8) and f.ok and f.n_pass == f.n_fail and f.n_pass <= 40
+    assert not plan.feasibility(entry("rate_higher", paper={"value": 0.2}, min_n=5), row={}).ok
+    iv = plan.expected_interval(e, 0.2, 0.0, 40, rates=(1.0, 0.8))
+    lo1 = 40 / (40 + 1.959964 ** 2)  # Wilson's lower end for 40 of 40
+    assert iv.lo == pytest.approx(0.2 - math.hypot(1 - lo1, stats.wilson(0.8, 40)[1] - 0.8), abs=1e-4)
+
+
+def test_an_assumed_value_and_spread_are_used_and_labelled():
+    e = registry.Entry(**{**entry("greater", tier="precondition").__dict__,
+                          "assumed": {"value": 30.0, "sd": 11.6, "why": "half the final rise"}})
+    f = plan.feasibility(e, row={})
+    assert (f.value, f.sd) == (30.0, 11.6) and "our assumed value (half the final rise)" in f.source and f.ok
+    # a recorded spread wins over the assumed one; a paper value wins over the assumed value
+    only_sd = registry.Entry(**{**entry("greater", paper={"value": 0.3}).__dict__,
+                                "assumed": {"sd": 0.04, "why": "spread of a sibling ensemble"}})
+    f = plan.feasibility(only_sd, row={})
+    assert (f.value, f.sd) == (0.3, 0.04) and "our assumed sd" in f.source
+
+
+def test_a_record_of_another_kind_of_rule_is_not_simulated():
+    # a mean accuracy recorded before the rule became a rate of networks: not the rate's estimate
+    e = entry("rate_at_least", threshold=0.25, min_n=3)
+    f = plan.feasibility(e, row={"test": "at_least", "estimate": 1.0, "lo": 0.44, "hi": 1.0, "n": 3})
+    assert f.value is None and "nothing to simulate" in f.why()
+    same = plan.feasibility(e, row={"test": "rate_at_least", "estimate": 1.0, "lo": 0.44, "hi": 1.0, "n": 3})
+    assert same.value == 1.0 and same.ok
+
+
+@pytest.mark.parametrize("raw, needle", [
+    ({"paper": {"value": 0.2, "rates": [1.0, 0.7]}, "rule": {"test": "rate_higher"}},
+     "not by the paper's value"),
+    ({"paper": {"value": 0.2, "rates": [1.2, 1.0]}, "rule": {"test": "rate_higher"}}, "two rates in [0, 1]"),
+    ({"paper": {"value": 0.2, "rates": [1.0, 0.8]}, "rule": {"test": "greater"}}, "rate_higher/rate_lower"),
+    ({"seeds_needed": {"n": 101, "why": "x"}, "rule": {"test": "greater"}}, "2..100"),
+    ({"seeds_needed": {"n": 60}, "rule": {"test": "greater"}}, "seeds_needed must be"),
+    ({"assumed": {"value": 1.0}, "rule": {"test": "greater"}}, "with a why"),
+    ({"assumed": {"sd": -1, "why": "x"}, "rule": {"test": "greater"}}, "with a why"),
+])
+def test_malformed_new_keys_are_refused(raw, needle):
+    base = {"figure": "F", "statement": "s", "source": "[T]", "statistic": "st", "added": "2026-12-03"}
+    with pytest.raises(ConfigError, match=re.escape(needle)):
+        registry._check_entry("demo/x", "demo", {**base, **raw}, "demo.yml")

@@ -9,7 +9,7 @@ import sys
 import pytest
 from scipy import stats as st
 
-from companion import claims, plan, records, registry
+from companion import claims, plan, records, registry, stats
 
 
 def entry(test, paper=None, tier="finding", **rule):
@@ -66,6 +66,8 @@ def test_leans_and_the_cases_no_number_decides():
 
 
 def _claim(cid, status, tier="finding", chapter="t-a2", **kw):
+    reg = registry.entries()
+    kw.setdefault("digest", reg[cid].digest if cid in reg else "")  # made under the registry's rule
     return claims.Claim(chapter=chapter, paper="pandey2022", figure="F", id=cid, claim="s", expected="e",
                         observed="o", criterion="c", status=status, tier=tier, profile="paper", **kw)
 
@@ -83,8 +85,9 @@ def test_plan_rows_cover_findings_and_cost_the_extra_seeds():
     ])
     assert [r["id"] for r in rows] == ["t-a2/softmax-ftpt", "t-a2/sparsemax-ftpt"]
     undecided, decided = rows
-    assert set(undecided) == {"id", "chapter", "status", "n", "leans", "seeds_to_decide", "extra_seeds",
-                              "core_hours", "method"}
+    assert set(undecided) == {"id", "chapter", "status", "n", "stale", "leans", "seeds_to_decide",
+                              "extra_seeds", "core_hours", "seeds_needed", "method"}
+    assert not undecided["stale"] and not decided["stale"]
     assert undecided["leans"] == "pass" and undecided["seeds_to_decide"] > 5
     per_seed, how = plan.seed_cost("t-a2", "paper")
     assert per_seed == pytest.approx(records.paper_cost("t-a2")["high_s"] / 5) and "n_seeds 5" in how
@@ -95,9 +98,55 @@ def test_plan_rows_cover_findings_and_cost_the_extra_seeds():
 def test_every_undecided_recorded_finding_gets_a_side():
     rows = plan.plan_rows(plan.load_claims("paper"))
     undecided = [r for r in rows if r["status"] == "undecided"]
-    assert undecided and all(r["leans"] in ("pass", "fail", "on the boundary") or "no estimate" in r["method"]
-                             for r in undecided)
+    # a row recorded under a rule that has changed since is stale: nothing is computed from it
+    def planned_or_stale(r):
+        if r["stale"]:
+            return r["leans"] is None and r["method"].startswith("stale: re-record")
+        return r["leans"] in ("pass", "fail", "on the boundary") or "no estimate" in r["method"]
+
+    assert undecided and all(planned_or_stale(r) for r in undecided)
     assert all(r["method"] for r in undecided)
+    # t-a1's raise was recorded as a paired mean (5.7 pp) and is now a difference of rates: stale, not planned
+    raise_row = next(r for r in rows if r["id"] == "t-a1/sparsemax-raises-ftpt")
+    assert raise_row["stale"] and raise_row["seeds_to_decide"] is None
+    reg = registry.entries()
+    for r in rows:
+        recorded = next(c for c in plan.load_claims("paper", r["chapter"]) if c.id == r["id"])
+        assert r["stale"] == (r["id"] not in reg or reg[r["id"]].digest != recorded.digest)
+
+
+def test_a_stale_row_is_marked_not_planned():
+    rows = plan.plan_rows([_claim("t-a2/softmax-ftpt", "undecided", estimate=80.0, lo=70.0, hi=90.0, n=5,
+                                  test="matches", digest="0000000000000000"),
+                           _claim("t-a2/gone", "undecided", estimate=1.0, lo=0.0, hi=2.0, n=5)])
+    assert [r["stale"] for r in rows] == [True, True]
+    assert all(r["leans"] is None and r["seeds_to_decide"] is None for r in rows)
+    assert "rule changed" in rows[0]["method"] and "no longer in the registry" in rows[1]["method"]
+    text = plan.plan_text(rows)
+    assert text.count("stale: re-record") == 2 and "leans" not in text
+    assert json.loads(plan.as_json(rows))[0]["stale"] is True
+
+
+def test_a_rate_estimate_outside_its_range_is_a_clear_error():
+    # the old record of t-a1's raise: a difference of 5.7 pp, read against a rule on rates
+    e = registry.get("t-a1/sparsemax-raises-ftpt")
+    with pytest.raises(ValueError, match=r"sparsemax-raises-ftpt: a difference of rates must lie in \[-1"):
+        plan.seeds_to_decide(e, {"estimate": 5.7, "lo": -24.0, "hi": 35.4, "n": 10, "observed": ""})
+    with pytest.raises(ValueError, match=r"rate in \[0, 1\], got 3.35"):
+        stats.wilson(3.35, 10)
+    with pytest.raises(ValueError, match="n > 0"):
+        stats.wilson(0.5, 0)
+    assert stats.wilson(1.0, 40)[0] == pytest.approx(40 / (40 + 1.959964 ** 2), abs=1e-4)
+
+
+def test_a_declared_need_for_seeds_travels_with_the_row():
+    e = registry.get("t-d2a/first-raises-ftpt")
+    assert e.seeds_needed and e.seeds_needed["n"] == 60
+    row = plan.plan_rows([_claim(e.id, "undecided", chapter="t-d2a", estimate=3.8, n=10, test="greater",
+                                 **dict(zip(("lo", "hi"), (-7.5, 15.1))))])[0]
+    assert row["seeds_needed"] == 60 and not row["stale"]
+    assert "needs about 60 seeds" in plan.plan_text([row])
+    assert "Needs about 60 seeds to decide" in e.rule_text()
 
 
 def _run(*args, **kw):
@@ -110,8 +159,14 @@ def test_cli_plan_json_and_text():
     assert out.returncode == 0, out.stderr
     rows = json.loads(out.stdout)
     assert rows and {r["chapter"] for r in rows} == {"t-a2"}
+    assert all("stale" in r for r in rows)
     text = _run("plan", "t-a2")
-    assert text.returncode == 0 and "leans" in text.stdout
+    assert text.returncode == 0
+    shown = [r for r in rows if r["status"] == "undecided" or r["stale"]]
+    lines = text.stdout.splitlines()[1:]
+    assert shown and len(lines) == len(shown)
+    for r, line in zip(shown, lines):
+        assert line.startswith(r["id"]) and ("stale: re-record" in line if r["stale"] else "leans" in line)
 
 
 @pytest.mark.parametrize(

@@ -12,9 +12,15 @@ rule's own method gives at that mean and standard deviation, no random draws):
   as far outside the band as the paper's is inside it (the band's centre, so value ± 2 × half-width).
   Where the paper gives no value (or, for a difference, none of the paper's sign), the value is our
   recorded ``paper``-budget estimate turned to the paper's side (an effect as large as ours in the
-  paper's direction). The spread, in order: the paper's sd; else the spread of our recorded run
-  (backed out of its interval); else 10 % of the statistic's range, or of |value|. A finding must be
-  able to pass and to fail; a precondition must be able to pass.
+  paper's direction), else the value the entry's ``assumed`` key states (our assumption, with its why).
+  The spread, in order: the paper's sd; else the spread of our recorded run (backed out of its
+  interval); else the ``assumed`` sd; else 10 % of the statistic's range, or of |value|. A recorded row
+  is used only if it was decided by a rule of the same test (a record made under an earlier kind of
+  rule holds another statistic). A rate difference simulates the paper's two rates where the entry
+  gives them (``paper: {rates: [p1, p2]}``; reversed: the two swapped), else 0.5 ± d / 2. A finding must
+  be able to pass and to fail; a precondition must be able to pass. ``n_max`` is 40, or more where the
+  chapter's budget runs more seeds or the entry declares ``seeds_needed`` (at most
+  :data:`companion.registry.SEEDS_CAP`); the rule must decide within that.
 * :func:`seeds_to_decide` / :func:`plan_rows` (after a run): for an undecided finding, the side its
   estimate leans to (the estimate against the rule's boundary) and the smallest n at which the
   expected interval, at the observed mean and spread, excludes the boundary on that side (a power
@@ -24,6 +30,9 @@ rule's own method gives at that mean and standard deviation, no random draws):
   Newcombe's for two rates, at the observed counts). Capped at 1000 ("not with a feasible number").
   The level is a single look's 95 %; a staged record splits it over its looks and needs a little more.
   Rules that ask for a bootstrap interval are projected with the t interval (a bootstrap needs data).
+  A recorded row whose claim digest differs from the registry's (the rule changed since the run) is
+  *stale*: its estimate may be another statistic (a mean where the rule is now a rate), so no plan is
+  computed from it; the row says "stale: re-record" instead.
 
 Cost: the chapter's measured one-core cost divided by its seed count, times the seeds to add
 (:func:`seed_cost`). Rough, and said so: the chapter's fixed analysis cost is spread over its seeds,
@@ -113,6 +122,7 @@ class Feasibility:
     n_pass: int | None           # the least n at which it passes under the value (None: not <= n_max)
     n_fail: int | None           # the least n at which it fails under the reversed value
     n_max: int
+    rates: tuple[float, float] | None = None   # a rate difference's two rates, where the paper gives them
 
     @property
     def ok(self) -> bool:
@@ -123,6 +133,8 @@ class Feasibility:
         if self.value is None:
             return f"{self.id}: {self.source}"
         parts = []
+        if self.rates is not None:
+            parts.append(f"rates {stats.fmt(self.rates[0])} vs {stats.fmt(self.rates[1])}")
         if self.n_pass is None:
             parts.append(f"cannot pass at n <= {self.n_max} with the value {stats.fmt(self.value)}")
         if self.n_fail is None and self.tier != "precondition":
@@ -174,6 +186,9 @@ def assumed(entry: registry.Entry, row: dict | None = None) -> tuple[float | Non
     """(value, sd, source) the feasibility check simulates; value None when there is nothing to use."""
     t = entry.test
     ref = entry.paper_value() if entry.reference else {}
+    guess = entry.assumed or {}
+    if row is not None and row.get("test") and row["test"] != t:
+        row = None  # recorded under an earlier kind of rule: another statistic
     value, source = ref.get("value"), "paper's value"
     direction = registry.DIRECTIONAL.get(t)
     if value is not None and direction is not None and float(value) * direction <= 0:
@@ -187,6 +202,8 @@ def assumed(entry: registry.Entry, row: dict | None = None) -> tuple[float | Non
             value = thr + abs(est - thr) * (1 if above else -1)
         else:
             value = est
+    if value is None and guess.get("value") is not None:
+        value, source = guess["value"], f"our assumed value ({guess['why']})"
     if value is None:
         return None, None, "no paper value and no recorded run: nothing to simulate"
     value = float(value)
@@ -201,6 +218,8 @@ def assumed(entry: registry.Entry, row: dict | None = None) -> tuple[float | Non
     recorded = row_sd(entry, row) if row is not None else None
     if recorded is not None and recorded > 0:
         return value, recorded, source + ", our recorded spread"
+    if guess.get("sd") is not None:
+        return value, float(guess["sd"]), source + f", our assumed sd ({guess['why']})"
     if rng is not None:
         return value, DEFAULT_SPREAD * (rng[1] - rng[0]), source + ", default spread 10 % of the range"
     base = abs(value) or abs(_boundary(entry)) or 1.0
@@ -226,9 +245,9 @@ def reverse(entry: registry.Entry, value: float) -> float:
     return min(max(out, rng[0]), rng[1]) if rng is not None else out
 
 
-def _least_n(entry, value, sd, want: str, n_max: int, level: float) -> int | None:
+def _least_n(entry, value, sd, want: str, n_max: int, level: float, rates=None) -> int | None:
     for n in range(max(2, entry.min_n), n_max + 1):
-        if _status(entry, value, sd, n, level) == want:
+        if _status(entry, value, sd, n, level, rates) == want:
             return n
     return None
 
@@ -246,10 +265,13 @@ def feasibility(entry: registry.Entry, n_max: int | None = None, level: float = 
                 row: dict | None = None) -> Feasibility:
     """Can ``entry``'s rule pass at n <= ``n_max`` if the paper's value holds, and fail if the effect
     is reversed? ``n_max`` default: 40, or the seeds the chapter's ``paper`` budget already runs where
-    that is more (the error-mode ensembles: 50 to 200 cheap runs). ``row``: the recorded claim row to
+    that is more (the error-mode ensembles: 50 to 200 cheap runs), or the entry's declared
+    ``seeds_needed`` (capped at :data:`companion.registry.SEEDS_CAP`). ``row``: the recorded claim row to
     take a missing value or spread from (default: the chapter's ``paper`` record)."""
     if n_max is None:
         n_max = max(N_MAX, budget_seeds(entry.chapter))
+        if entry.seeds_needed:
+            n_max = max(n_max, min(int(entry.seeds_needed["n"]), registry.SEEDS_CAP))
     if row is None:
         row = recorded_row(entry)
     value, sd, source = assumed(entry, row)
@@ -257,9 +279,21 @@ def feasibility(entry: registry.Entry, n_max: int | None = None, level: float = 
         return Feasibility(entry.id, entry.tier, entry.test, None, None, None, source, None, None, n_max)
     rev = reverse(entry, value)
     sd_ = sd if sd is not None else 0.0
+    rates = paper_rates(entry) if source.startswith("paper's value") else None
+    if rates is not None:
+        source += f", the paper's rates {stats.fmt(rates[0])} and {stats.fmt(rates[1])}"
+    swapped = None if rates is None else (rates[1], rates[0])
     return Feasibility(entry.id, entry.tier, entry.test, value, sd, rev, source,
-                       _least_n(entry, value, sd_, "pass", n_max, level),
-                       _least_n(entry, rev, sd_, "fail", n_max, level), n_max)
+                       _least_n(entry, value, sd_, "pass", n_max, level, rates),
+                       _least_n(entry, rev, sd_, "fail", n_max, level, swapped), n_max, rates)
+
+
+def paper_rates(entry: registry.Entry) -> tuple[float, float] | None:
+    """The two rates behind a rate difference's paper value (``paper: {rates: [p1, p2]}``), or None."""
+    if entry.test not in ("rate_higher", "rate_lower"):
+        return None
+    rates = entry.reference.get("rates")
+    return None if rates is None else (float(rates[0]), float(rates[1]))
 
 
 def feasibility_all(n_max: int | None = None) -> list[Feasibility]:
@@ -296,11 +330,16 @@ def seeds_to_decide(entry: registry.Entry, row: dict, cap: int = CAP,
     est, n = row.get("estimate"), int(row.get("n") or 0)
     if est is None or not math.isfinite(est):
         return None, None, "no estimate"
+    t = entry.test
+    rng = _range_of(entry) if t.startswith("rate") else None
+    if rng is not None and not rng[0] <= est <= rng[1]:
+        raise ValueError(f"{entry.id}: a {'rate' if t.startswith('rate_at') else 'difference of rates'} "
+                         f"must lie in [{stats.fmt(rng[0])}, {stats.fmt(rng[1])}], the row has "
+                         f"{stats.fmt(est)} (a row recorded under another rule? re-record it)")
     side = leans(entry, est)
     if side == "on the boundary":
         return side, None, "the estimate sits on the rule's boundary: no number of seeds decides it"
     rates, sd = None, 0.0
-    t = entry.test
     if t in ("rate_higher", "rate_lower"):
         m = _COUNTS.search(str(row.get("observed", "")))
         if m:
@@ -376,26 +415,36 @@ def seed_cost(chapter: str, profile: str = "paper") -> tuple[float | None, str]:
 def plan_rows(claims: list, profile: str | None = None, cap: int = CAP) -> list[dict]:
     """One row per finding among ``claims`` (``companion.claims.Claim``; preconditions are skipped).
 
-    Keys: ``id``, ``chapter``, ``status``, ``n`` (the run's n), ``leans`` (``pass``/``fail``/``on the
-    boundary``; None unless undecided), ``seeds_to_decide`` (total n that would decide it; None: cannot
-    say or more than ``cap``), ``extra_seeds``, ``core_hours`` (for the extra seeds, at the measured
-    per-seed cost of the chapter under ``profile``, default the claim's own), ``method`` (how both
-    were computed, in words)."""
+    Keys: ``id``, ``chapter``, ``status``, ``n`` (the run's n), ``stale`` (the rule changed since the
+    run, or the claim left the registry: nothing is computed from the row), ``leans`` (``pass``/``fail``/
+    ``on the boundary``; None unless undecided), ``seeds_to_decide`` (total n that would decide it;
+    None: cannot say or more than ``cap``), ``extra_seeds``, ``core_hours`` (for the extra seeds, at the
+    measured per-seed cost of the chapter under ``profile``, default the claim's own), ``seeds_needed``
+    (the seeds the registry declares the rule needs, or None), ``method`` (how both were computed, in
+    words). The tier is the registry's where the claim is still registered."""
     reg = registry.entries()
     out, costs = [], {}
     for c in claims:
-        if c.tier != "finding":
+        e = reg.get(c.id)
+        if (e.tier if e is not None else c.tier) != "finding":
             continue
-        row = {"id": c.id, "chapter": c.chapter, "status": c.status, "n": c.n, "leans": None,
-               "seeds_to_decide": None, "extra_seeds": None, "core_hours": None, "method": ""}
+        stale = e is None or c.digest != e.digest
+        row = {"id": c.id, "chapter": c.chapter, "status": c.status, "n": c.n, "stale": stale, "leans": None,
+               "seeds_to_decide": None, "extra_seeds": None, "core_hours": None,
+               "seeds_needed": None if e is None or not e.seeds_needed else int(e.seeds_needed["n"]),
+               "method": ""}
         out.append(row)
+        if e is None:
+            row["method"] = "stale: re-record (the claim is no longer in the registry)"
+            continue
+        if stale:
+            row["method"] = ("stale: re-record (the rule changed since this run; its estimate may be "
+                             "another statistic)")
+            continue
         if c.status != "undecided":
             row["method"] = "decided" if c.status != "not testable" else "not testable here"
             continue
-        if c.id not in reg:
-            row["method"] = "no longer in the registry"
-            continue
-        side, n, how = seeds_to_decide(reg[c.id], asdict(c), cap)
+        side, n, how = seeds_to_decide(e, asdict(c), cap)
         row.update(leans=side, seeds_to_decide=n, method=how)
         if n is None:
             continue
@@ -431,12 +480,18 @@ def load_claims(profile: str, chapter: str | None = None) -> list:
 def plan_text(rows: list[dict]) -> str:
     lines = []
     for r in rows:
+        needed = "" if r.get("seeds_needed") is None else f" (the rule needs about {r['seeds_needed']} seeds)"
+        if r.get("stale"):
+            lines.append(f"{r['id']:<52} n={r['n']:<4} {r['status']}, stale: re-record (rule changed since "
+                         f"the run){needed}")
+            continue
         if r["status"] != "undecided":
             continue
         n = "—" if r["seeds_to_decide"] is None else str(r["seeds_to_decide"])
         cost = ("" if r["core_hours"] is None
                 else f", +{r['extra_seeds']} seeds ≈ {r['core_hours']:.2f} core-h")
-        lines.append(f"{r['id']:<52} n={r['n']:<4} leans {r['leans'] or '?':<16} decides at n={n}{cost}")
+        lines.append(f"{r['id']:<52} n={r['n']:<4} leans {r['leans'] or '?':<16} decides at n={n}{cost}"
+                     f"{needed}")
     return "\n".join(lines) or "no undecided findings"
 
 

@@ -23,6 +23,11 @@ the paper's number come from here, never from the notebook. An entry::
       not_testable: "..."                          # optional: our data or setup cannot test the statement,
                                                    # known before the run (e.g. the digit stand-in)
       testable_with: data_dir                      # optional: ... unless this chapter parameter is set
+      seeds_needed: {n: 60, why: "..."}            # optional: the rule cannot decide at 40 seeds even if the
+                                                   # paper's value holds; the seeds it needs (<= 100), and why
+      assumed: {value: 20, sd: 11.6, why: "..."}   # optional: what the feasibility check simulates where the
+                                                   # paper gives no number and no record has one (our
+                                                   # assumption, never shown as the paper's)
 
 Decision rules (95 % intervals, :mod:`companion.stats`), each with three outcomes:
 
@@ -40,6 +45,19 @@ Decision rules (95 % intervals, :mod:`companion.stats`), each with three outcome
 ``rate_lower``   decided as greater/less.
 
 Every rule has ``min_n`` (default 3): with fewer seeds (or trials) the claim is undecided.
+
+``paper: {value: d, rates: [p1, p2]}`` (rate_higher / rate_lower only): the two rates behind the paper's
+difference d = p1 - p2 (each in [0, 1]), where the paper's runs give them (e.g. the share of the
+authors' runs above a level, derived from their per-run values or their mean and SD). The feasibility
+check (:mod:`companion.plan`) simulates these two rates; without them it takes 0.5 ± d / 2, the rates
+of largest variance.
+
+``seeds_needed: {n, why}``: the few rules that cannot decide with 40 seeds even if the paper's value (and
+the paper's spread, or ours where the paper gives none) holds. ``n`` (at most :data:`SEEDS_CAP`) is the
+number of seeds the rule is checked against instead; ``companion plan`` and the criterion text show it.
+``assumed: {value, sd, why}`` (value and sd each optional, why required): our assumption for the
+feasibility check where neither the paper nor a recorded run gives a value or a spread. Neither key
+changes how a claim is decided, so neither is part of the claim's digest.
 
 ``range: [lo, hi]`` (optional, mean and difference rules) declares a bounded statistic (a share or an
 accuracy in [0, 1], a percentage in [0, 100]); its interval then never leaves the range and never has
@@ -73,7 +91,9 @@ TESTS = ("matches", "at_least", "at_most", "greater", "less",
 DIRECTIONAL = {"greater": 1, "less": -1, "rate_higher": 1, "rate_lower": -1}
 TIERS = ("finding", "precondition")
 KEYS = {"figure", "statement", "source", "paper", "statistic", "rule", "added", "revisions", "not_testable",
-        "testable_with", "see_also", "tier", "requires"}
+        "testable_with", "see_also", "tier", "requires", "seeds_needed", "assumed"}
+#: The most seeds a ``seeds_needed`` declaration may ask for.
+SEEDS_CAP = 100
 RULE_KEYS = {"test", "margin", "threshold", "min_n", "min_effect", "paired", "interval", "range"}
 #: Rules whose statistic is a mean (or a difference of means) and so may declare a ``range``.
 MEAN_TESTS = ("matches", "at_least", "at_most", "greater", "less")
@@ -99,6 +119,8 @@ class Entry:
     see_also: tuple = ()
     tier: str = "finding"
     requires: tuple = ()
+    seeds_needed: dict | None = None   # {n, why}: seeds the rule needs beyond 40 (feasibility and plan)
+    assumed: dict | None = None        # {value, sd, why}: our assumption for the feasibility check
 
     @property
     def test(self) -> str:
@@ -182,6 +204,13 @@ class Entry:
         return "; ".join(parts) or "—"
 
     def rule_text(self, level: float | None = None) -> str:
+        text = self._rule_text(level)
+        if self.seeds_needed:
+            text += (f" Needs about {self.seeds_needed['n']} seeds to decide even if the paper's value "
+                     f"holds: {self.seeds_needed['why']}")
+        return text
+
+    def _rule_text(self, level: float | None = None) -> str:
         r, t, n = self.rule, self.test, self.min_n
         pct = stats.level_text(stats.active_level() if level is None else level)
         how = f" Interval: {self.interval_text()}."
@@ -279,6 +308,37 @@ def _check_entry(cid: str, chapter: str, raw: Any, where: str) -> None:
     for rev in raw.get("revisions") or []:
         if not (isinstance(rev, dict) and {"date", "why"} <= set(rev)):
             raise ConfigError(f"{where}: {cid}: each revision needs a date and a why")
+    ref = raw.get("paper")
+    if isinstance(ref, dict) and "rates" in ref:
+        rates = ref["rates"]
+        if t not in ("rate_higher", "rate_lower"):
+            raise ConfigError(f"{where}: {cid}: paper.rates belongs to a rate_higher/rate_lower rule")
+        if not (isinstance(rates, list) and len(rates) == 2
+                and all(_number(v) and 0 <= v <= 1 for v in rates)):
+            raise ConfigError(f"{where}: {cid}: paper.rates must be [p1, p2], two rates in [0, 1], "
+                              f"got {rates!r}")
+        if ref.get("value") is not None and abs(rates[0] - rates[1] - float(ref["value"])) > 1e-6:
+            raise ConfigError(f"{where}: {cid}: paper.rates {rates} differ by {rates[0] - rates[1]:.4g}, "
+                              f"not by the paper's value {ref['value']}")
+    need = raw.get("seeds_needed")
+    if need is not None:
+        if not (isinstance(need, dict) and set(need) == {"n", "why"} and isinstance(need["n"], int)
+                and not isinstance(need["n"], bool) and str(need["why"]).strip()):
+            raise ConfigError(f"{where}: {cid}: seeds_needed must be {{n: <whole number>, why: <text>}}")
+        if not 2 <= need["n"] <= SEEDS_CAP:
+            raise ConfigError(f"{where}: {cid}: seeds_needed.n must lie in 2..{SEEDS_CAP}, got {need['n']}")
+    guess = raw.get("assumed")
+    if guess is not None:
+        if not (isinstance(guess, dict) and "why" in guess and str(guess["why"]).strip()
+                and set(guess) <= {"value", "sd", "why"} and set(guess) - {"why"}
+                and all(_number(guess[k]) for k in ("value", "sd") if k in guess)
+                and guess.get("sd", 1) > 0):
+            raise ConfigError(f"{where}: {cid}: assumed must be {{value: <number>, sd: <number > 0>, "
+                              "why: <text>}} with a why and at least one of value, sd")
+
+
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def registry_dir(paper: str) -> Path:
@@ -311,6 +371,7 @@ def _load(stamp: tuple) -> dict[str, Entry]:
                     testable_with=str(raw.get("testable_with") or ""),
                     see_also=tuple(raw.get("see_also") or ()),
                     tier=str(raw.get("tier", "finding")), requires=tuple(raw.get("requires") or ()),
+                    seeds_needed=raw.get("seeds_needed"), assumed=raw.get("assumed"),
                 )
     for e in out.values():
         for pre in e.requires:

@@ -184,7 +184,12 @@ def bounded_wilson(mean: float, n: int, bounds, level: float = LEVEL) -> Interva
 
 def wilson(p: float, n: float, level: float = LEVEL) -> tuple[float, float]:
     """Wilson's score interval of a proportion ``p`` observed in ``n`` trials (n may be fractional
-    successes' denominator; the formula is continuous in p)."""
+    successes' denominator; the formula is continuous in p). A ``p`` outside [0, 1] or ``n`` <= 0 is
+    refused (ValueError): it is not a rate, e.g. a mean or a difference in percent read as one."""
+    if not (math.isfinite(p) and 0.0 <= p <= 1.0):
+        raise ValueError(f"Wilson's interval needs a rate in [0, 1], got {p!r}")
+    if not n > 0:
+        raise ValueError(f"Wilson's interval needs n > 0 trials, got {n!r}")
     z = float(st.norm.ppf(0.5 + level / 2))
     z2n = z * z / n
     centre = (p + z2n / 2) / (1 + z2n)
