@@ -289,6 +289,9 @@ class ChapterClaims:
             raise RuntimeError(f"chapter {self.chapter} did not check its registered claims: "
                                f"{', '.join(missing)}")
         self.save()
+        from . import report  # the verdict box at the top of the chapter (a glued copy of the verdicts)
+
+        report.glue_verdict(self.chapter, self.claims, self.settings.profile, self.settings.as_dict())
         frame = self.frame
         summary = f"{counts_text(self.claims)} — profile {self.settings.profile} (live: computed in this run)"
         html = f"<p><b>{summary}</b></p>" + render_html(frame)
