@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import html
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -81,6 +82,26 @@ MAIN_FINDINGS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
          ("f-trend/*",)),
     ],
 }
+
+
+_TOKEN = r"(?:\b(?:mu|chi)\^[A-Z](?:_[a-z])?(?![A-Za-z])|\bW_[KQV]\b)"
+_MATH = re.compile(rf"{_TOKEN}(?:\s*[.·]\s*{_TOKEN})*")
+_SEP = re.compile(r"\s*[.·]\s*")
+
+
+def _tex(seq: str) -> str:
+    parts = re.findall(_TOKEN, seq)
+    return " \\cdot ".join(("\\" + p) if p.startswith(("mu", "chi")) else p for p in parts)
+
+
+def prose_html(text: str, table_link: str = "") -> str:
+    """Plain registry text as HTML: the ASCII symbols (``mu^E_s . mu^D_t``, ``chi^E``, ``W_K``) as math that
+    MathJax renders, and "the table above" (written for the chapter) pointing to that chapter's table."""
+    out = html.escape(text)
+    out = _MATH.sub(lambda m: f'<span class="math notranslate nohighlight">\\({_tex(m.group(0))}\\)</span>', out)
+    if table_link:
+        out = out.replace("the table above", f"the table in {table_link}")
+    return out
 
 
 def chapter_name(ch) -> str:
