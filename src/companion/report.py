@@ -98,7 +98,8 @@ def prose_html(text: str, table_link: str = "") -> str:
     """Plain registry text as HTML: the ASCII symbols (``mu^E_s . mu^D_t``, ``chi^E``, ``W_K``) as math that
     MathJax renders, and "the table above" (written for the chapter) pointing to that chapter's table."""
     out = html.escape(text)
-    out = _MATH.sub(lambda m: f'<span class="math notranslate nohighlight">\\({_tex(m.group(0))}\\)</span>', out)
+    out = _MATH.sub(lambda m: f'<span class="math notranslate nohighlight">\\({_tex(m.group(0))}\\)</span>',
+                    out)
     if table_link:
         out = out.replace("the table above", f"the table in {table_link}")
     return out
@@ -342,7 +343,7 @@ def verdict_box_html(chapter: str, live: list[C.Claim], profile: str, recorded: 
         lines.append(f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>")
     differ = [c for c in found if c.id in rec and rec[c.id].status != c.status]
     if differ and profile != "paper":
-        why = (f" The two runs differ in budget: {e(', '.join(cuts))}." if cuts else "")
+        why = (f" The papers' budget differs from this run in: {e(budget_words(cuts))}." if cuts else "")
         lines.append(f"<p>{len(differ)} of {len(found)} findings change verdict between the budgets."
                      f"{why} The section on the papers' budget below says which cut explains it.</p>")
     if pre:
@@ -352,6 +353,25 @@ def verdict_box_html(chapter: str, live: list[C.Claim], profile: str, recorded: 
     lines.append("<p>Details, rules and intervals: the claims table at the end of this chapter, and the "
                  "scorecard.</p></div>")
     return STYLE + "".join(lines)
+
+
+#: Parameters whose name is not a word a reader knows.
+PARAMETER_WORDS = {"compress_lr": "faster learning-rate decay for a short run", "max_images": "images analysed",
+                   "ved_steps": "VED training steps", "ved_seeds": "VED networks",
+                   "variant_seeds": "networks per variant", "n_analysis": "analysis sequences"}
+ONOFF = {"True": "on", "False": "off", "None": "default"}
+
+
+def budget_words(cuts: list[str]) -> str:
+    """``["n_seeds 2→10", "epochs 3→2500"]`` (live → recorded) in words: "seeds (2 here, 10 recorded), …"."""
+    out = []
+    for cut in cuts:
+        name, _, change = cut.partition(" ")
+        old, arrow, new = change.partition("→")
+        words = PARAMETER_WORDS.get(name, name.removeprefix("n_").replace("_", " "))
+        old, new = (ONOFF.get(v.strip(), v.strip()) for v in (old, new))
+        out.append(f"{words} ({old} here, {new} recorded)" if arrow else cut.replace("_", " "))
+    return "; ".join(out)
 
 
 def glue_verdict(chapter: str, live: list[C.Claim], profile: str, live_params: dict | None = None) -> None:
@@ -439,7 +459,32 @@ def _merge(app, env, docnames, other):
         getattr(other, "companion_report_docs", set()) & set(docnames))
 
 
+def _alt_text(app, doctree, docname) -> None:
+    """Give every image a description instead of its file path: the figure's caption where there is one,
+    else the chapter's title and the section the image sits in."""
+    title = next(iter(doctree.findall(nodes.title)), None)
+    page = title.astext() if title is not None else docname
+    for i, img in enumerate(doctree.findall(nodes.image), 1):
+        alt = (img.get("alt") or "").strip()
+        if alt and " " in alt and "/" not in alt:
+            continue
+        caption = None
+        if isinstance(img.parent, nodes.figure):
+            caption = next(iter(img.parent.findall(nodes.caption)), None)
+        if caption is not None:
+            img["alt"] = caption.astext()
+            continue
+        section = img.parent
+        while section is not None and not isinstance(section, nodes.section):
+            section = section.parent
+        head = section[0].astext() if section is not None and len(section) else ""
+        img["alt"] = f"Figure {i} of “{page}”" + (f", section “{head}”" if head and head != page else "")
+
+
 def setup(app):
+    # Math written by the generated pages (scorecard, criteria, verdict boxes) is typeset on every page.
+    app.set_html_assets_policy("always")
+    app.connect("doctree-resolved", _alt_text)
     app.add_node(findings_report)
     app.add_directive("findings-report", FindingsReportDirective)
     app.connect("doctree-resolved", _fill)
