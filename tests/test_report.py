@@ -70,10 +70,23 @@ def test_verdict_box_shows_both_budgets_and_the_changes():
     live = [claim("t-a1/a", "pass", statement="claim a"), claim("t-a1/b", "undecided", statement="claim b"),
             claim("t-a1/p", "pass", tier="precondition", statement="solves the task")]
     rec = [claim("t-a1/a", "pass"), claim("t-a1/b", "fail")]
-    box = report.verdict_box_html("t-a1", live, "quick", rec, cuts=["seeds 3 → 10"])
+    box = report.verdict_box_html("t-a1", live, "quick", rec, cuts=["n_seeds 3→10"])
     assert "live: quick budget" in box and "recorded: papers' budget" in box
-    assert "1 of 2 findings change verdict" in box and "seeds 3 → 10" in box
+    assert "1 of 2 findings change verdict" in box and "seeds (3 here, 10 recorded)" in box
     assert "Preconditions (not counted): solves the task" in box
     assert "At the papers' budget (recorded): 1 pass, 1 fail, 0 undecided (of 2 findings)" in box
     # at the papers' budget itself there is no second column
     assert "recorded: papers" not in report.verdict_box_html("t-a1", live, "paper", rec)
+
+
+def test_budget_differences_in_words():
+    assert report.budget_words(["n_seeds 2→10", "compress_lr True→False"]) == (
+        "seeds (2 here, 10 recorded); faster learning-rate decay for a short run (on here, off recorded)")
+
+
+def test_symbols_become_math_and_the_table_above_points_to_its_chapter():
+    out = report.prose_html("the product mu^E_s . mu^D_t is much larger (the table above)", "<a>T-D1</a>")
+    assert r'<span class="math notranslate nohighlight">\(\mu^E_s \cdot \mu^D_t\)</span>' in out
+    assert "much larger" in out and "the table in <a>T-D1</a>" in out
+    assert report.prose_html("W_K and chi^E") == (r'<span class="math notranslate nohighlight">\(W_K\)</span> and '
+                                                  r'<span class="math notranslate nohighlight">\(\chi^E\)</span>')

@@ -356,7 +356,8 @@ def verdict_box_html(chapter: str, live: list[C.Claim], profile: str, recorded: 
 
 
 #: Parameters whose name is not a word a reader knows.
-PARAMETER_WORDS = {"compress_lr": "faster learning-rate decay for a short run", "max_images": "images analysed",
+PARAMETER_WORDS = {"compress_lr": "faster learning-rate decay for a short run",
+                   "max_images": "images analysed",
                    "ved_steps": "VED training steps", "ved_seeds": "VED networks",
                    "variant_seeds": "networks per variant", "n_analysis": "analysis sequences"}
 ONOFF = {"True": "on", "False": "off", "None": "default"}
