@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from . import claims as C
 
 GLUE_KEY = "verdict-box"
+#: The generated opening of a chapter's "At the papers' budget" section.
+BUDGET_KEY = "paper-budget"
 STATUS_ORDER = ("pass", "fail", "undecided", "not testable")
 
 #: Per paper: (plain statement of a main finding, patterns of the claim ids that decide it).
@@ -385,11 +387,42 @@ def glue_verdict(chapter: str, live: list[C.Claim], profile: str, live_params: d
     recorded = records.recorded_claims(rec) if rec else []
     cuts = records.budget_differences(chapter, live_params or {}, rec.get("parameters", {})) if rec else []
     box = verdict_box_html(chapter, live, profile, recorded, cuts)
+    budget = paper_budget_html(live, profile, recorded, cuts, records.provenance(rec) if rec else "")
     try:
         from myst_nb import glue
     except ImportError:  # outside the book's environment: nothing to glue into
         return
     glue(GLUE_KEY, HTML(box), display=False)
+    glue(BUDGET_KEY, HTML(budget), display=False)
+
+
+def paper_budget_html(live: list[C.Claim], profile: str, recorded: list[C.Claim], cuts: list[str],
+                      provenance: str = "") -> str:
+    """The recorded run at the papers' budget against this run: its provenance, how the budgets differ,
+    its counts, and every finding whose verdict changes, with the recorded estimate."""
+    e = html.escape
+    if profile == "paper":
+        return "<p>This build runs at the papers' budget: the verdicts in this chapter are live.</p>"
+    if not recorded:
+        return "<p><i>No run of this chapter is recorded at the papers' budget yet.</i></p>"
+    now = {c.id: c for c in live}
+    found = C.findings(recorded)
+    out = [f"<p>The recorded run ({e(provenance)}): {e(C.counts_text(recorded))}; this run "
+           f"(live: {e(profile)} budget): {e(C.counts_text(live))}."]
+    if cuts:
+        out.append(f" The papers' budget differs from this run in: {e(budget_words(cuts))}.")
+    out.append("</p>")
+    changed = [(now[c.id], c) for c in found if c.id in now and now[c.id].status != c.status]
+    if changed:
+        out.append("<p>Findings whose verdict changes between the budgets:</p><ul>")
+        for a, b in changed:
+            out.append(f"<li>{prose_html(a.claim)}: <b style='color:{C.COLOURS[a.status]}'>{e(a.status)}</b> "
+                       f"live, <b style='color:{C.COLOURS[b.status]}'>{e(b.status)}</b> recorded "
+                       f"(recorded: {prose_html(b.observed)}).</li>")
+        out.append("</ul>")
+    else:
+        out.append("<p>No finding changes verdict between the two budgets.</p>")
+    return STYLE + "<div class='companion-budget'>" + "".join(out) + "</div>"
 
 
 # --------------------------------------------------------------------------------------------
