@@ -141,6 +141,11 @@ def render_html(frame: pd.DataFrame, columns: list[str] = COLUMNS) -> str:
         return f"color: {COLOURS.get(v, '#000')}; font-weight: bold"
 
     shown = frame[columns].copy()
+    from . import report  # the papers' symbols as math, not ASCII (mu^E_s . mu^D_t)
+
+    for col in ("claim", "expected", "observed"):
+        if col in shown:
+            shown[col] = shown[col].map(lambda v: report.prose_html(v) if isinstance(v, str) else v)
     coloured = [c for c in columns if c == "status" or c.startswith("paper (recorded")]
     styler = shown.style.hide(axis="index").map(lambda v: colour(str(v).split(" ")[0]), subset=coloured)
     styler = styler.set_table_attributes('class="companion-claims"')
