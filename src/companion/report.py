@@ -245,7 +245,7 @@ def render_report(live_profile: str, live: list[C.Claim], recorded: list[C.Claim
         for r in rows:
             links = ", ".join(f"<a href='{e(href(ch))}'>{e(names.get(ch, ch))}</a>" for ch in r.chapters)
             parts.append(
-                f"<tr><td>{e(r.text)}<span class='cr-reason'>{e(r.reason)}</span></td>"
+                f"<tr><td>{e(r.text)}<span class='cr-reason'>{prose_html(r.reason)}</span></td>"
                 f"<td data-label=\"recorded: papers' budget\">{_verdict_html(r.recorded)}</td>"
                 f"<td data-label='{e(live_col)}'>{_verdict_html(r.live)}</td>"
                 f"<td data-label='decided in'>{links or '—'}</td></tr>")
@@ -255,7 +255,7 @@ def render_report(live_profile: str, live: list[C.Claim], recorded: list[C.Claim
                      "set before the runs:</p><ul>")
         for cid, statement, why in not_testable:
             ch = cid.split("/", 1)[0]
-            parts.append(f"<li><a href='{e(href(ch))}'>{e(names.get(ch, ch))}</a>: {e(statement)}. "
+            parts.append(f"<li><a href='{e(href(ch))}'>{e(names.get(ch, ch))}</a>: {prose_html(statement)}. "
                          f"<i>Why:</i> {e(why)}</li>")
         parts.append("</ul>")
     if plan:
@@ -272,7 +272,8 @@ def render_report(live_profile: str, live: list[C.Claim], recorded: list[C.Claim
                 decide.append(str(p["method"]))
             parts.append(
                 f"<tr><td><a href='{e(href(ch))}'>{e(names.get(ch, ch))}</a>: "
-                f"{e(_statement(p['id']))}</td><td data-label='verdict'>{e(str(p.get('status', '')))}</td>"
+                f"{prose_html(_statement(p['id']))}</td>"
+                f"<td data-label='verdict'>{e(str(p.get('status', '')))}</td>"
                 f"<td data-label='leans'>{e(str(p.get('leans', '')))}</td>"
                 f"<td data-label='what would decide it'>{e('; '.join(decide) or '—')}</td></tr>")
         parts.append("</tbody></table>")
@@ -329,9 +330,9 @@ def verdict_box_html(chapter: str, live: list[C.Claim], profile: str, recorded: 
         rec_cell = (f"<b style='color:{C.COLOURS[r.status]}'>{e(r.status)}</b>" if r and profile != "paper"
                     else "—")
         rows.append(
-            f"<tr><td>{e(c.claim)}<br><small>paper: {e(c.expected)}</small></td>"
+            f"<tr><td>{prose_html(c.claim)}<br><small>paper: {prose_html(c.expected)}</small></td>"
             f"<td data-label='{e(live_col)}'><b style='color:{C.COLOURS[c.status]}'>{e(c.status)}</b>"
-            f"<br><small>{e(_short(c.observed, 70))}</small></td>"
+            f"<br><small>{prose_html(_short(c.observed, 70))}</small></td>"
             + (f"<td data-label=\"recorded: papers' budget\">{rec_cell}</td>" if profile != "paper" else "")
             + "</tr>")
     head = (f"<tr><th>what the paper says</th><th>{e(live_col)}</th>"
@@ -350,7 +351,7 @@ def verdict_box_html(chapter: str, live: list[C.Claim], profile: str, recorded: 
                      f"{why} The section on the papers' budget below says which cut explains it.</p>")
     if pre:
         lines.append("<p>Preconditions (not counted): " + "; ".join(
-            f"{e(_short(c.claim, 70))} <b style='color:{C.COLOURS[c.status]}'>{e(c.status)}</b>"
+            f"{prose_html(_short(c.claim, 70))} <b style='color:{C.COLOURS[c.status]}'>{e(c.status)}</b>"
             for c in pre) + ".</p>")
     lines.append("<p>Details, rules and intervals: the claims table at the end of this chapter, and the "
                  "scorecard.</p></div>")
