@@ -90,3 +90,12 @@ def test_symbols_become_math_and_the_table_above_points_to_its_chapter():
     assert "much larger" in out and "the table in <a>T-D1</a>" in out
     span = '<span class="math notranslate nohighlight">'
     assert report.prose_html("W_K and chi^E") == span + r"\(W_K\)</span> and " + span + r"\(\chi^E\)</span>"
+
+
+def test_related_chapters_share_networks_and_link_by_their_one_name():
+    rel = dict(report.related_chapters("fig2"))
+    assert "fig3" in rel and "tab-accuracy" in rel and "fig2" not in rel
+    assert "one-to-one networks" in rel["fig3"]
+    link = report.chapter_link("fig3")
+    assert link == "<a href='../aitken2021/fig3.html'>Figure 3: AO on one-to-one translation</a>"
+    assert "Related chapters: the same one-to-one networks: " in report.related_html("fig2")

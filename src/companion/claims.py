@@ -306,8 +306,10 @@ class ChapterClaims:
             html += "<p><b>Revised criteria.</b></p><ul>" + "".join(
                 f"<li><code>{c.id}</code>: {c.revised}</li>" for c in self.claims if c.revised) + "</ul>"
         if self.links:
+            from . import report
+
             html += "<p>Decided in another chapter from the same runs:</p><ul>" + "".join(
-                f"<li><code>{e.id}</code> ({e.statement}) — see chapter <code>{e.chapter}</code></li>"
+                f"<li>{report.prose_html(e.statement)} — see {report.chapter_link(e.chapter)}</li>"
                 for e in self.links) + "</ul>"
         bundle = {
             "text/html": html,

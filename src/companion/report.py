@@ -112,6 +112,50 @@ def chapter_name(ch) -> str:
     return f"{ch.figure}: {ch.title}"
 
 
+def chapter_link(chapter: str) -> str:
+    """A link from one chapter's page to another's, named with the chapter's one name."""
+    from . import chapters
+
+    try:
+        ch = chapters.get(chapter)
+    except Exception:
+        return html.escape(chapter)
+    return (f"<a href='../{html.escape(ch.path.parent.name)}/{html.escape(ch.path.stem)}.html'>"
+            f"{html.escape(chapter_name(ch))}</a>")
+
+
+def related_chapters(chapter: str) -> list[tuple[str, str]]:
+    """(chapter id, why) for the chapters that share this one's trained networks or decide a precondition
+    of its findings."""
+    from . import config, registry
+
+    out: list[tuple[str, str]] = []
+    try:
+        groups = config.shared_runs()
+    except Exception:
+        groups = {}
+    group = groups.get(chapter)
+    if group:
+        out += [(c, f"the same {group}") for c, g in groups.items() if g == group and c != chapter]
+    for e in registry.for_chapter(chapter):
+        for pre in e.requires:
+            owner = registry.get(pre).chapter
+            if owner != chapter and all(owner != c for c, _ in out):
+                out.append((owner, "a precondition of its findings"))
+    return out
+
+
+def related_html(chapter: str) -> str:
+    rel = related_chapters(chapter)
+    if not rel:
+        return ""
+    by: dict[str, list[str]] = {}
+    for ch, why in rel:
+        by.setdefault(why, []).append(chapter_link(ch))
+    return "<p>Related chapters: " + "; ".join(
+        f"{html.escape(why)}: {', '.join(links)}" for why, links in by.items()) + ".</p>"
+
+
 def matches(cid: str, patterns) -> bool:
     return any(fnmatch.fnmatchcase(cid, p) for p in patterns)
 
@@ -353,6 +397,7 @@ def verdict_box_html(chapter: str, live: list[C.Claim], profile: str, recorded: 
         lines.append("<p>Preconditions (not counted): " + "; ".join(
             f"{prose_html(_short(c.claim, 70))} <b style='color:{C.COLOURS[c.status]}'>{e(c.status)}</b>"
             for c in pre) + ".</p>")
+    lines.append(related_html(chapter))
     lines.append("<p>Details, rules and intervals: the claims table at the end of this chapter, and the "
                  "scorecard.</p></div>")
     return STYLE + "".join(lines)
