@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import claims as C
-from . import registry, stats
+from . import registry, report, stats
 
 
 def _paper_of(chapter: str) -> str:
@@ -173,18 +173,23 @@ class ChapterCard:
             raise RuntimeError(f"chapter {self.chapter} did not check its registered claims: "
                                f"{', '.join(missing)}")
         self.save()
+        # the verdict box at the top of the chapter (a glued copy of the verdicts)
+        report.glue_verdict(self.chapter, self.claims, self.settings.profile, self.settings.as_dict())
         frame = self.frame
         summary = (f"{C.counts_text(self.claims)} — profile {self.settings.profile} "
                    "(live: computed in this run)")
-        html = f"<p><b>{summary}</b></p>" + C.render_html(frame)
+        shown = frame.copy()
+        for col in ("claim", "expected", "observed"):  # the papers' symbols as math, not ASCII
+            shown[col] = shown[col].map(lambda v: report.prose_html(v) if isinstance(v, str) else v)
+        html = f"<p><b>{summary}</b></p>" + C.render_html(shown)
         html += recorded_html(self.chapter, self.settings.profile, live=self.claims,
                               live_params=self.settings.as_dict())
         if any(c.revised for c in self.claims):
             html += "<p><b>Revised criteria.</b></p><ul>" + "".join(
                 f"<li><code>{c.id}</code>: {c.revised}</li>" for c in self.claims if c.revised) + "</ul>"
         if self.links:
-            html += "<p>Decided in another chapter from the same runs:</p><ul>" + "".join(
-                f"<li><code>{e.id}</code> ({e.statement}) — see chapter <code>{e.chapter}</code></li>"
+            html += "<p>Decided in another chapter:</p><ul>" + "".join(
+                f"<li>{report.prose_html(e.statement)} — see {report.chapter_link(e.chapter)}</li>"
                 for e in self.links) + "</ul>"
         bundle = {
             "text/html": html,

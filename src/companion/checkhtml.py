@@ -2,8 +2,7 @@
 
     python -m companion.checkhtml --build book/_build/html [--page intro.html ...] [--chromium PATH]
 
-For each page (by default: the introduction, the sources and glossary pages, one chapter of
-each paper and the scorecard) it checks that
+For each page (by default: every page of the table of contents, the root first) it checks that
 
 * every ``<img>`` has loaded (``naturalWidth > 0``);
 * math is rendered: MathJax ran and every math element holds its output, and no raw ``\\(``,
@@ -11,6 +10,10 @@ each paper and the scorecard) it checks that
 * the browser console shows no error and the page raises no JavaScript exception;
 * the page requests nothing outside ``file://`` (``data:``, ``blob:`` and ``about:`` are local):
   every request is logged, remote ones are blocked and reported;
+* no rendered DataFrame is truncated (a "…" column or row), no image has a file path as its alt
+  text, no TeX command or ASCII math (``\\mu``, ``mu^E_s``) is left in the text, no machine path
+  (``/tmp/…``, ``/home/…``) is shown anywhere on the page, code and outputs included;
+* at 390 px the page is no wider than the viewport (nothing scrolls the whole page sideways);
 
 and saves full-page screenshots at 1280 px and 390 px wide into ``<html>/_screenshots/``. It also
 reads the markup of every page of the build and fails if any would load a script, stylesheet, image
@@ -26,21 +29,111 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import sys
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-DEFAULT_PAGES = [
-    "intro.html",
-    "notebooks/aitken2021/fig2.html",
-    "notebooks/pandey2022/f-em1.html",
-    "scorecard.html",
-    "sources-aitken2021.html",
-    "sources-pandey2022.html",
-    "glossary.html",
-]
+
+def default_pages() -> list[str]:
+    """Every page of the book's table of contents, the root first."""
+    import yaml
+
+    from . import chapters, paths
+
+    toc = yaml.safe_load((paths.repo_root() / "book" / "_toc.yml").read_text(encoding="utf-8")) or {}
+    files = [toc.get("root", "intro"), *chapters.toc_order()]
+    return [f"{f}.html" for f in dict.fromkeys(files)]
+
+
+# --- checks on a page's markup and text (no browser needed; unit-tested on small fixtures) ---
+
+ELLIPSIS = {"…", "...", "⋯"}
+IMAGE_EXT = (".png", ".jpg", ".jpeg", ".svg", ".gif", ".webp")
+#: TeX commands and ASCII stand-ins for the papers' symbols that should have been rendered as math.
+TEX_LEFTOVER = re.compile(r"\\(?:mu|chi|alpha|beta|delta|frac|mathrm|mathbf|cdot|sum|text|hat|operatorname)\b"
+                          r"|\b(?:mu|chi)\^[A-Z]|\$\$|\\\(|\\\[")
+MACHINE_PATH = re.compile(r"(?<![\w.])(?:/tmp/|/home/|/work/|/root/|/Users/|/private/var/|/var/folders/"
+                          r"|[A-Z]:\\Users\\)\S*|\S*site-packages/\S*")
+
+
+class _PageMarkup(HTMLParser):
+    """Truncated DataFrames (a cell holding only an ellipsis) and images whose alt text is a path."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables = 0
+        self.in_frame = 0
+        self.cell: list[str] | None = None
+        self.truncated = 0
+        self.truncated_now = False
+        self.bad_alts: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            if self.in_frame or "dataframe" in (a.get("class") or "").split():
+                self.in_frame += 1
+        elif tag in ("td", "th") and self.in_frame:
+            self.cell = []
+        elif tag == "img":
+            alt = (a.get("alt") or "").strip()
+            if is_path(alt):
+                self.bad_alts.append(alt)
+
+    def handle_endtag(self, tag):
+        if tag == "table" and self.in_frame:
+            self.in_frame -= 1
+            if not self.in_frame and self.truncated_now:
+                self.truncated += 1
+                self.truncated_now = False
+        elif tag in ("td", "th") and self.cell is not None:
+            if "".join(self.cell).strip() in ELLIPSIS:
+                self.truncated_now = True
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+def is_path(alt: str) -> bool:
+    """An alt text that is a file name or path rather than a description (empty alt is decorative)."""
+    if not alt:
+        return False
+    low = alt.lower()
+    return (" " not in alt and ("/" in alt or "\\" in alt or low.endswith(IMAGE_EXT))) or \
+        low.startswith(("_images/", "../", "./", "/")) or bool(re.fullmatch(r"[0-9a-f]{16,}\S*", low))
+
+
+def markup_problems(html: str) -> list[str]:
+    """Problems found in a page's HTML: truncated DataFrames, images with a path as alt text."""
+    parser = _PageMarkup()
+    parser.feed(html)
+    out = []
+    if parser.truncated:
+        out.append(f"{parser.truncated} truncated table(s): a DataFrame shown with a '…' column or row")
+    if parser.bad_alts:
+        out.append(f"{len(parser.bad_alts)} image(s) with a file path as alt text, "
+                   f"e.g. {parser.bad_alts[0]!r}")
+    return out
+
+
+def text_problems(prose: str, everything: str) -> list[str]:
+    """Problems in a page's text: ``prose`` is the visible text without code, math and outputs' code
+    blocks; ``everything`` is the whole visible text, code and outputs included."""
+    out = []
+    tex = sorted({m.group(0) for m in TEX_LEFTOVER.finditer(prose)})
+    if tex:
+        i = TEX_LEFTOVER.search(prose).start()
+        out.append(f"raw TeX or ASCII math in the text: {tex[:4]} (e.g. "
+                   f"{' '.join(prose[max(0, i - 30): i + 30].split())!r})")
+    paths_ = sorted({m.group(0) for m in MACHINE_PATH.finditer(everything)})
+    if paths_:
+        out.append(f"machine path(s) on the page: {paths_[:3]}")
+    return out
 WIDTHS = {"1280": (1280, 900), "390": (390, 844)}
 LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "chrome-error:")
 MATH_TIMEOUT_MS = 20000
@@ -74,10 +167,10 @@ async () => {
   main.querySelectorAll('pre, code, script, style, mjx-container, .highlight, textarea')
       .forEach(e => e.remove());
   const text = main.textContent;
-  for (const tok of ['\\(', '\\[', '$$']) {
-    const i = text.indexOf(tok);
-    if (i >= 0) out.raw.push(text.slice(Math.max(0, i - 30), i + 40).replace(/\s+/g, ' '));
-  }
+  out.prose = text;
+  const all = (document.querySelector('main') || document.body).cloneNode(true);
+  all.querySelectorAll('script, style, mjx-container').forEach(e => e.remove());
+  out.everything = all.textContent;
   return out;
 }
 """
@@ -210,13 +303,13 @@ def check_page(browser, html_dir: Path, page: str, shots: Path | None) -> PageRe
             if probe["unrendered"]:
                 rep.problems.append(f"{len(probe['unrendered'])} math element(s) not rendered, e.g. "
                                     f"{probe['unrendered'][0]!r}")
-            if probe["raw"]:
-                rep.problems.append(f"raw TeX delimiters in the text: {probe['raw'][:3]}")
+            rep.problems.extend(text_problems(probe["prose"], probe["everything"]))
+            rep.problems.extend(markup_problems(path.read_text(encoding="utf-8", errors="ignore")))
         else:
             pg.evaluate(PAGE_PROBE)  # wait for images and math before the screenshot
             wide = pg.evaluate("() => document.documentElement.scrollWidth")
             if wide > w:
-                rep.notes.append(f"at {w} px the page is {wide} px wide (scrolls sideways)")
+                rep.problems.append(f"at {w} px the page is {wide} px wide (scrolls sideways)")
         pg.wait_for_timeout(200)
         if shots is not None:
             shots.mkdir(parents=True, exist_ok=True)
@@ -252,8 +345,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--build", required=True,
                     help="the built book: its html folder, or a _build folder or book folder above it")
     ap.add_argument("--page", action="append", default=None,
-                    help="a page to check, relative to the html folder (repeatable; default: "
-                         + ", ".join(DEFAULT_PAGES) + ")")
+                    help="a page to check, relative to the html folder (repeatable; default: every page "
+                         "of the table of contents)")
     ap.add_argument("--chromium", default=None,
                     help="path of the Chromium binary (default: $CHROMIUM or chromium)")
     ap.add_argument("--no-screenshots", action="store_true")
@@ -271,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     shots = None if args.no_screenshots else html_dir / "_screenshots"
-    reports = run(html_dir, args.page or DEFAULT_PAGES, chromium, shots)
+    reports = run(html_dir, args.page or default_pages(), chromium, shots)
     log = Path(args.log) if args.log else (shots / "checkhtml.json" if shots else None)
     if log is not None:
         log.parent.mkdir(parents=True, exist_ok=True)

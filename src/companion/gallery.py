@@ -88,7 +88,7 @@ def status_of(claim) -> str:
 
 
 def claim_counts(profile: str) -> dict[str, Counter]:
-    """Claim counts per chapter id for ``profile`` (empty when the store is empty or unreadable)."""
+    """Counts of findings per chapter id for ``profile`` (empty when the store is empty or unreadable)."""
     from . import claims
 
     counts: dict[str, Counter] = {}
@@ -97,6 +97,8 @@ def claim_counts(profile: str) -> dict[str, Counter]:
     except Exception:  # a half-written or older store must not break the book
         return counts
     for claim in stored:
+        if getattr(claim, "tier", "finding") != "finding":  # preconditions gate findings, not counted
+            continue
         counts.setdefault(claim.chapter, Counter())[status_of(claim)] += 1
     return counts
 

@@ -22,6 +22,11 @@ def set_theme() -> None:
             "figure.autolayout": False,
         }
     )
+    # A DataFrame shown in a chapter is shown whole (the page scrolls it), never cut to "…" columns.
+    import pandas as pd
+
+    pd.set_option("display.max_columns", None)
+    pd.set_option("display.width", None)
 
 
 def new_figure(nrows: int = 1, ncols: int = 1, *, width: float = 3.6, height: float = 3.2, **kwargs):

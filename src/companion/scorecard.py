@@ -11,6 +11,8 @@ half-line). The number printed at the right is the estimate in its own units.
 
 from __future__ import annotations
 
+import dataclasses
+import html
 import math
 
 import matplotlib.pyplot as plt
@@ -46,16 +48,31 @@ def _scaled(c: C.Claim) -> tuple[float, float, float, float | None, tuple[float,
     return (c.estimate - centre) / half, (lo - centre) / half, (hi - centre) / half, paper, band
 
 
-def forest(claims: list[C.Claim], title: str = "", clip: float = 4.0):
-    """One row per claim with an estimate, grouped by chapter; returns the figure."""
+def short_label(c: C.Claim, n: int = 48) -> str:
+    """A forest-plot row's label: the claim's statement, cut at a word to ``n`` characters."""
+    text = c.claim.replace("mu^E_s . mu^D_t", "μᴱ·μᴰ").replace("chi^E", "χᴱ")
+    return text if len(text) <= n else text[: n - 1].rsplit(" ", 1)[0] + "…"
+
+
+def forest(claims: list[C.Claim], title: str = "", clip: float = 4.0, recorded: list[C.Claim] | None = None,
+           live_label: str = "live", names: dict[str, str] | None = None):
+    """One row per claim with an estimate, grouped by chapter; returns the figure.
+
+    ``recorded`` adds the papers'-budget estimate of the same claim (hollow square), scaled with the live
+    row's band, so the two budgets sit on one row."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    rec = {c.id: c for c in recorded or []}
     rows = [(c, s) for c in claims if (s := _scaled(c)) is not None]
-    height = 0.28 * (len(rows) + 2 * len({c.chapter for c, _ in rows})) + 1.0
-    fig, ax = plt.subplots(figsize=(9.0, max(2.0, height)), layout="constrained")
+    height = 0.3 * (len(rows) + 2 * len({c.chapter for c, _ in rows})) + 1.6
+    fig, ax = plt.subplots(figsize=(10.0, max(2.6, height)), layout="constrained")
     y, labels, ticks, last = 0, [], [], None
     for c, (est, lo, hi, paper, band) in rows:
         if c.chapter != last:
             y += 1
-            ax.text(-clip, -y, c.chapter, fontsize=8, fontweight="bold", va="center")
+            ax.text(-clip, -y, (names or {}).get(c.chapter, c.chapter), fontsize=8, fontweight="bold",
+                    va="center")
             y += 1
             last = c.chapter
         yy = -y
@@ -64,20 +81,36 @@ def forest(claims: list[C.Claim], title: str = "", clip: float = 4.0):
         colour = C.COLOURS[c.status]
         ax.plot([max(lo, -clip), min(hi, clip)], [yy, yy], color=colour, lw=2)
         ax.plot([max(min(est, clip), -clip)], [yy], "o", color=colour, ms=4)
+        r = rec.get(c.id)
+        if r is not None and r.estimate is not None:
+            sr = _scaled(dataclasses.replace(c, estimate=r.estimate, lo=r.lo, hi=r.hi))
+            if sr is not None:
+                ax.plot([max(min(sr[0], clip), -clip)], [yy + 0.22], "s", color=C.COLOURS[r.status], ms=4,
+                        mfc="white")
         if paper is not None and abs(paper) <= clip:
             ax.plot([paper], [yy], "D", color="black", ms=4, mfc="white")
         ax.text(clip * 1.02, yy, f"{c.estimate:.3g}", fontsize=7, va="center")
-        labels.append(c.id.split("/", 1)[1])
+        labels.append(short_label(c))
         ticks.append(yy)
         y += 1
     ax.set_yticks(ticks, labels, fontsize=7)
     ax.set_xlim(-clip, clip * 1.15)
     ax.set_ylim(-y - 0.5, 0)
     ax.axvline(0, color="#888888", lw=0.6)
-    ax.set_xlabel("our estimate and 95% interval, in units of the claim's band (grey: what the rule accepts)")
+    ax.set_xlabel("estimate and 95% interval, in units of the claim's band (grey: what the rule accepts); "
+                  "right: our estimate in the claim's units")
     ax.grid(axis="y", visible=False)
+    handles = [Line2D([], [], color=C.COLOURS[s], marker="o", lw=2, ms=4, label=f"{live_label}: {s}")
+               for s in ("pass", "fail", "undecided", "not testable")]
+    if rec:
+        handles.append(Line2D([], [], color="#444444", marker="s", mfc="white", lw=0, ms=4,
+                              label="recorded, papers' budget (colour: its verdict)"))
+    handles += [Line2D([], [], color="black", marker="D", mfc="white", lw=0, ms=4, label="the paper's value"),
+                Patch(color="#dddddd", label="what the rule accepts")]
+    ax.legend(handles=handles, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=4, fontsize=7,
+              frameon=False)
     if title:
-        ax.set_title(title, loc="left")
+        ax.set_title(title, loc="left", pad=40)
     return fig
 
 
@@ -116,53 +149,94 @@ def summary_frame(claims: list[C.Claim], by: str) -> pd.DataFrame:
     return frame
 
 
+def _verdict_cell(status: str) -> str:
+    word = status.split(" ")[0] if status else ""
+    colour = C.COLOURS.get(word) or C.COLOURS.get(status.split(" (")[0], "#000")
+    return f"<b style='color:{colour}'>{html.escape(status)}</b>"
+
+
+def claims_table(group: list[C.Claim], prof: str, names: dict[str, str], links: dict[str, str]) -> str:
+    """The claims as an HTML table: verdicts next to the statement (they stay on screen on a phone),
+    then the paper's value, our observation and the rule in words."""
+    from . import report
+
+    live_col = f"live: {prof} budget"
+    head = ["chapter", "claim", live_col] + (["recorded: papers' budget"] if prof != "paper" else []) + [
+        "paper", "observed", "rule"]
+    rows = []
+    for c in group:
+        link = f"<a href='{links[c.chapter]}'>{html.escape(names.get(c.chapter, c.chapter))}</a>" \
+            if c.chapter in links else html.escape(names.get(c.chapter, c.chapter))
+        cells = [link, report.prose_html(c.claim, link), _verdict_cell(c.status)]
+        if prof != "paper":
+            cells.append(_verdict_cell(recorded_status(c.chapter, c.id)))
+        cells += [report.prose_html(c.expected, link), report.prose_html(c.observed, link),
+                  html.escape(c.criterion)]
+        rows.append("<tr>" + "".join(f"<td data-label=\"{html.escape(h)}\">{v}</td>"
+                                     for h, v in zip(head, cells)) + "</tr>")
+    return ("<div class='companion-wide'><table class='companion-claims companion-scorecard'><thead><tr>"
+            + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"
+            + "".join(rows) + "</tbody></table></div>")
+
+
 def show(profile: str | None = None) -> None:
-    """Render the scorecard page: summary, forest plots, then the table per paper."""
+    """Render the scorecard page: contents, counts per budget, then per paper the forest plot and the
+    findings, and the preconditions apart."""
     from IPython.display import HTML, display
 
-    from . import config
+    from . import config, report
 
     prof = config.active_profile(profile)
+    live_col = f"live: {prof} budget"
     claims, missing = C.scorecard_claims(prof)
-    display(HTML(f"<p>Profile of this build: <b>{prof}</b>. {C.counts_text(claims)}.</p>"))
+    rec = recorded_claims() if prof != "paper" else []
+    names = {c.id: report.chapter_name(c) for c in chapters.all_chapters()}
+    links = {c.id: f"notebooks/{c.path.parent.name}/{c.path.stem}.html" for c in chapters.all_chapters()}
+    toc = "".join(f"<li><a href='#sc-{p}'>{html.escape(t)}</a></li>" for p, t in chapters.PAPERS.items())
+    display(HTML("<nav class='companion-contents'><b>On this page</b><ul>"
+                 "<li><a href='#sc-counts'>Counts per budget</a></li>" + toc
+                 + "<li><a href='#sc-preconditions'>Preconditions (not counted)</a></li></ul></nav>"))
+    head = f"<p id='sc-counts'>Findings, {live_col} (this build): <b>{C.counts_text(claims)}</b>."
+    if rec:
+        head += f" Findings, recorded at the papers' budget: <b>{C.counts_text(rec)}</b>."
+    display(HTML(head + " Preconditions gate findings and are listed apart at the end.</p>"))
     if not claims:
         display(HTML("<p>No claims stored yet: build the book or run the chapters.</p>"))
         return
-    per_paper = summary_frame(claims, "paper")
-    per_paper.columns = pd.MultiIndex.from_product([[f"{prof} (live)"], per_paper.columns])
-    if prof != "paper":
-        rec = recorded_claims()
-        if rec:
-            recorded = summary_frame(rec, "paper")
-            recorded.columns = pd.MultiIndex.from_product([["paper (recorded)"], recorded.columns])
-            per_paper = per_paper.join(recorded, how="outer").fillna(0).astype(int)
+    found, pre = C.findings(claims), [c for c in claims if c.tier != "finding"]
+    per_paper = summary_frame(found, "paper")
+    per_paper.columns = pd.MultiIndex.from_product([[live_col], per_paper.columns])
+    if rec:
+        recorded = summary_frame(C.findings(rec), "paper")
+        recorded.columns = pd.MultiIndex.from_product([["recorded: papers' budget"], recorded.columns])
+        per_paper = per_paper.join(recorded, how="outer").fillna(0).astype(int)
     per_paper = per_paper.rename(index=lambda p: chapters.PAPERS.get(p, p))
     display(HTML("<div class='companion-wide'>" + per_paper.to_html() + "</div>"))
+    from . import records
+
     for paper, title in chapters.PAPERS.items():
-        group = [c for c in claims if c.paper == paper]
+        group = [c for c in found if c.paper == paper]
         if not group:
             continue
-        display(HTML(f"<h2>{title}</h2><p>{C.counts_text(group)}.</p>"))
+        display(HTML(f"<h2 id='sc-{paper}'>{html.escape(title)}</h2><p>Findings, {live_col}: "
+                     f"{C.counts_text(group)}.</p>"))
         per_chapter = summary_frame(group, "chapter")
-        if prof != "paper":
-            from . import records
-
-            per_chapter["paper (recorded)"] = [
-                (records.label(r) + ": " + C.counts_text(records.recorded_claims(r))
-                 + (" — stale" if records.stale_ids(r) else "")) if (r := records.load(ch, "paper")) else "—"
-                for ch in per_chapter.index]
+        if rec:
+            per_chapter["recorded: papers' budget"] = [
+                C.counts_text(records.recorded_claims(r)) + (" — stale" if records.stale_ids(r) else "")
+                if (r := records.load(ch, "paper")) else "—" for ch in per_chapter.index]
+        per_chapter = per_chapter.rename(index=lambda ch: names.get(ch, ch))
         display(HTML("<div class='companion-wide'>" + per_chapter.to_html() + "</div>"))
-        fig = forest(group, title=f"{paper}: estimates against the papers' values")
+        fig = forest(group, title=f"{title.split(',')[0]}: estimates against the papers' values",
+                     recorded=rec, live_label=live_col, names=names)
         plt.show()
         plt.close(fig)
-        frame = C.to_frame(group)
-        shown = ["chapter", "claim", "expected", "observed", "status"]
-        if prof != "paper":
-            frame["paper (recorded)"] = [recorded_status(c.chapter, c.id) for c in group]
-            shown.append("paper (recorded)")
-        display(HTML("<div class='companion-wide'>" + C.render_html(frame, shown) + "</div>"))
+        display(HTML(claims_table(group, prof, names, links)))
+    display(HTML("<h2 id='sc-preconditions'>Preconditions (not counted)</h2><p>The networks solve the "
+                 "task: a finding that rests on a precondition that does not pass is not testable here.</p>"
+                 + (claims_table(pre, prof, names, links) if pre else "<p>None in this build.</p>")))
     if missing:
-        display(HTML("<p>No claims stored yet for: " + ", ".join(missing) + ".</p>"))
+        display(HTML("<p>No claims stored yet for: " + ", ".join(names.get(m, m) for m in missing) + ".</p>"))
 
 
 def show_criteria() -> None:
@@ -171,27 +245,35 @@ def show_criteria() -> None:
 
     from IPython.display import HTML, display
 
-    from . import registry
+    from . import registry, report
 
     reg = registry.entries()
+    names = {c.id: report.chapter_name(c) for c in chapters.all_chapters()}
+    nav = ["<nav class='companion-contents'><b>On this page</b><ul>"]
+    for paper, title in chapters.PAPERS.items():
+        chs = [c.id for c in chapters.all_chapters() if c.paper == paper and registry.for_chapter(c.id)]
+        nav.append(f"<li><a href='#cr-{paper}'>{escape(title)}</a><ul>"
+                   + "".join(f"<li><a href='#cr-{ch}'>{escape(names[ch])}</a></li>" for ch in chs)
+                   + "</ul></li>")
+    display(HTML("".join(nav) + "</ul></nav>"))
     order = {c.id: i for i, c in enumerate(chapters.all_chapters())}
     for paper, title in chapters.PAPERS.items():
         group = sorted((e for e in reg.values() if e.paper == paper),
                        key=lambda e: (order.get(e.chapter, 999), e.id))
-        parts = [f"<h2>{escape(title)}</h2><p>{len(group)} claims.</p>"]
+        parts = [f"<h2 id='cr-{paper}'>{escape(title)}</h2><p>{len(group)} claims.</p>"]
         last = None
         for e in group:
             if e.chapter != last:
-                parts.append(f"<h3>{escape(e.chapter)}</h3>")
+                parts.append(f"<h3 id='cr-{e.chapter}'>{escape(names.get(e.chapter, e.chapter))}</h3>")
                 last = e.chapter
             revs = "".join(f"<li>revised {escape(str(r['date']))}: {escape(str(r['why']))}</li>"
                            for r in e.revisions)
             extra = f"<li><b>Not testable here:</b> {escape(e.not_testable)}</li>" if e.not_testable else ""
             parts.append(
                 f"<div class='companion-criterion'><p><code>{escape(e.id)}</code> ({escape(e.figure)}): "
-                f"{escape(e.statement)}</p><ul>"
-                f"<li><b>Paper:</b> {escape(e.expected_text())} {escape(e.source)}</li>"
-                f"<li><b>Statistic:</b> {escape(e.statistic)}</li>"
+                f"{report.prose_html(e.statement)} <i>({escape(e.tier)})</i></p><ul>"
+                f"<li><b>Paper:</b> {report.prose_html(e.expected_text())} {escape(e.source)}</li>"
+                f"<li><b>Statistic:</b> {report.prose_html(e.statistic)}</li>"
                 f"<li><b>Rule:</b> {escape(e.rule_text())}</li>"
                 f"<li><b>Written:</b> {escape(e.added)}</li>{revs}{extra}</ul></div>")
         display(HTML("\n".join(parts)))

@@ -1,0 +1,101 @@
+"""The report page and the chapter verdict box: known answers on small sets of claims."""
+
+from collections import Counter
+
+from companion import claims as C
+from companion import registry, report
+
+
+def claim(cid, status, paper="pandey2022", tier="finding", statement="a statement"):
+    return C.Claim(chapter=cid.split("/")[0], paper=paper, figure="F", id=cid, claim=statement,
+                   expected="paper 1", observed="mean 1 [0.5, 1.5]", criterion="rule", status=status,
+                   tier=tier)
+
+
+def test_verdict_word():
+    assert report.verdict_word(Counter(**{"pass": 3})) == "holds"
+    assert report.verdict_word(Counter(**{"pass": 1, "undecided": 2})) == "holds in part"
+    assert report.verdict_word(Counter(**{"pass": 1, "fail": 1})) == "mixed"
+    assert report.verdict_word(Counter(**{"fail": 2})) == "does not hold"
+    assert report.verdict_word(Counter(**{"fail": 1, "undecided": 1})) == "leans against"
+    assert report.verdict_word(Counter(**{"undecided": 1})) == "undecided"
+    assert report.verdict_word(Counter(**{"not testable": 1})) == "not testable here"
+    assert report.verdict_word(Counter()) == "no runs"
+
+
+def test_every_pattern_decides_a_registered_finding_and_every_finding_has_a_main_finding():
+    found = [e for e in registry.entries().values() if e.tier == "finding"]
+    for paper, items in report.MAIN_FINDINGS.items():
+        for _text, patterns in items:
+            for p in patterns:
+                assert any(report.matches(e.id, (p,)) for e in found if e.paper == paper), p
+    lost = [e.id for e in found
+            if not any(report.matches(e.id, pats) for _, pats in report.MAIN_FINDINGS[e.paper])]
+    assert not lost, f"findings in no main finding of the report: {lost}"
+
+
+def test_finding_rows_count_findings_at_each_budget_and_name_the_failing_claim():
+    live = [claim("t-a1/sparsemax-sparser", "pass"), claim("t-a1/softmax-ftpt", "undecided"),
+            claim("t-a1/solves", "fail", tier="precondition")]
+    rec = [claim("t-a1/sparsemax-sparser", "pass"),
+           claim("t-a1/softmax-ftpt", "fail", statement="softmax FTPT")]
+    rows = report.finding_rows("pandey2022", live, rec, ["t-a1"])
+    sparse = next(r for r in rows if "sparsity" in r.text)
+    assert sparse.live == Counter({"pass": 1, "undecided": 1})  # the precondition is not counted
+    assert sparse.recorded == Counter({"pass": 1, "fail": 1})
+    assert sparse.chapters == ["t-a1"]
+    assert "softmax FTPT" in sparse.reason and "papers' budget" in sparse.reason
+    assert report.verdict_word(sparse.recorded) == "mixed"
+
+
+def test_render_report_prints_both_budgets_and_links_chapters():
+    live = [claim("t-a1/sparsemax-sparser", "pass")]
+    rec = [claim("t-a1/sparsemax-sparser", "undecided")]
+    out = report.render_report("quick", live, rec, lambda ch: f"{ch}.html", {"t-a1": "T-A1: normalisers"},
+                               ["t-a1"], {"pandey2022": "Pandey"},
+                               plan=[{"id": "t-a1/sparsemax-sparser", "chapter": "t-a1",
+                                      "status": "undecided", "leans": "pass", "seeds_to_decide": 12,
+                                      "core_hours": 1.5,
+                                      "method": "more seeds"}],
+                               not_testable=[("t-a1/x", "a thing", "no data")])
+    assert "live: quick budget" in out and "recorded: papers' budget" in out
+    assert "1 pass, 0 fail, 0 undecided (of 1 findings)" in out
+    assert "0 pass, 0 fail, 1 undecided (of 1 findings)" in out
+    assert "<a href='t-a1.html'>T-A1: normalisers</a>" in out
+    assert "about 12 seeds" in out and "about 1.5 core-hours" in out
+    assert "Not testable here" in out and "no data" in out
+
+
+def test_verdict_box_shows_both_budgets_and_the_changes():
+    live = [claim("t-a1/a", "pass", statement="claim a"), claim("t-a1/b", "undecided", statement="claim b"),
+            claim("t-a1/p", "pass", tier="precondition", statement="solves the task")]
+    rec = [claim("t-a1/a", "pass"), claim("t-a1/b", "fail")]
+    box = report.verdict_box_html("t-a1", live, "quick", rec, cuts=["n_seeds 3→10"])
+    assert "live: quick budget" in box and "recorded: papers' budget" in box
+    assert "1 of 2 findings change verdict" in box and "seeds (3 here, 10 recorded)" in box
+    assert "Preconditions (not counted): solves the task" in box
+    assert "At the papers' budget (recorded): 1 pass, 1 fail, 0 undecided (of 2 findings)" in box
+    # at the papers' budget itself there is no second column
+    assert "recorded: papers" not in report.verdict_box_html("t-a1", live, "paper", rec)
+
+
+def test_budget_differences_in_words():
+    assert report.budget_words(["n_seeds 2→10", "compress_lr True→False"]) == (
+        "seeds (2 here, 10 recorded); faster learning-rate decay for a short run (on here, off recorded)")
+
+
+def test_symbols_become_math_and_the_table_above_points_to_its_chapter():
+    out = report.prose_html("the product mu^E_s . mu^D_t is much larger (the table above)", "<a>T-D1</a>")
+    assert r'<span class="math notranslate nohighlight">\(\mu^E_s \cdot \mu^D_t\)</span>' in out
+    assert "much larger" in out and "the table in <a>T-D1</a>" in out
+    span = '<span class="math notranslate nohighlight">'
+    assert report.prose_html("W_K and chi^E") == span + r"\(W_K\)</span> and " + span + r"\(\chi^E\)</span>"
+
+
+def test_related_chapters_share_networks_and_link_by_their_one_name():
+    rel = dict(report.related_chapters("fig2"))
+    assert "fig3" in rel and "tab-accuracy" in rel and "fig2" not in rel
+    assert "one-to-one networks" in rel["fig3"]
+    link = report.chapter_link("fig3")
+    assert link == "<a href='../aitken2021/fig3.html'>Figure 3: AO on one-to-one translation</a>"
+    assert "Related chapters: the same one-to-one networks: " in report.related_html("fig2")
