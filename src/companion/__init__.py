@@ -12,13 +12,13 @@ the runner executes one chapter; parallel execution and orchestration
 
 Layers, from the bottom:
 
-- base: paths, seeding, progress, device, offline, plotting, ensemble, stats, cache, cliargs, checkhtml
+- base: paths, seeding, progress, device, offline, plotting, ensemble, stats, cache, cliargs
 - data: config, chapters, registry, claims
 - record store: records
-- papers and views: aitken2021, pandey2022, plan, card, gallery, scorecard
+- papers and views: aitken2021, pandey2022, plan, report, card, gallery, scorecard
 - runner: runner
 - tasks: parallel
-- orchestration: recording, sweep, bookbuild
+- orchestration: recording, sweep, bookbuild, checkhtml
 - command line: cli
 """
 

@@ -145,6 +145,18 @@ def load(chapter: str, profile: str = "paper") -> dict | None:
     return json.loads(path.read_text())
 
 
+def all_recorded_claims(profile: str = "paper") -> list[C.Claim]:
+    """Every claim of every recorded run of ``profile`` (results/<profile>/*.json), in book order."""
+    from . import chapters
+
+    out: list[C.Claim] = []
+    for ch in chapters.all_chapters():
+        rec = load(ch.id, profile)
+        if rec is not None:
+            out.extend(recorded_claims(rec))
+    return out
+
+
 def recorded_claims(rec: dict) -> list[C.Claim]:
     return [C.from_row(r) for r in rec.get("claims", [])]
 

@@ -114,18 +114,6 @@ def forest(claims: list[C.Claim], title: str = "", clip: float = 4.0, recorded: 
     return fig
 
 
-def recorded_claims(profile: str = "paper") -> list[C.Claim]:
-    """Every claim of every recorded run of ``profile`` (results/<profile>/*.json)."""
-    from . import records
-
-    out: list[C.Claim] = []
-    for ch in chapters.all_chapters():
-        rec = records.load(ch.id, profile)
-        if rec is not None:
-            out.extend(records.recorded_claims(rec))
-    return out
-
-
 def recorded_status(chapter: str, cid: str, profile: str = "paper") -> str:
     """A claim's verdict in the chapter's recorded run: 'pass', 'fail (stale)', or '—' when none."""
     from . import records
@@ -189,7 +177,9 @@ def show(profile: str | None = None) -> None:
     prof = config.active_profile(profile)
     live_col = f"live: {prof} budget"
     claims, missing = C.scorecard_claims(prof)
-    rec = recorded_claims() if prof != "paper" else []
+    from . import records
+
+    rec = records.all_recorded_claims() if prof != "paper" else []
     names = {c.id: report.chapter_name(c) for c in chapters.all_chapters()}
     links = {c.id: f"notebooks/{c.path.parent.name}/{c.path.stem}.html" for c in chapters.all_chapters()}
     toc = "".join(f"<li><a href='#sc-{p}'>{html.escape(t)}</a></li>" for p, t in chapters.PAPERS.items())
