@@ -21,7 +21,7 @@ from . import metrics as M
 from .decompose import Components, alignment_terms, decompose_decoder, decompose_encoder
 from .models import Trace
 from .tasks import OneToOne, Seq2SeqData, Task
-from .train import TrainConfig, TrainedEnsemble, derive_seed, trained_ensemble
+from .train import TrainConfig, TrainedEnsemble, default_l2, derive_seed, trained_ensemble
 
 __all__ = ["task_from_settings", "train_config_from_settings", "one_to_one_ensemble", "analyse", "Analysis",
            "summary", "mean_sd"]
@@ -66,7 +66,12 @@ def train_config_from_settings(S: Mapping, arch: str) -> TrainConfig:
     decay = PAPER_DECAY
     if S.get("compress_lr") and steps < PAPER_STEPS:
         decay = PAPER_DECAY ** (PAPER_STEPS / steps)
-    return TrainConfig(steps=steps, lr_decay=decay)
+    # ``l2`` (tab-accuracy only): replaces the authors' L2 weight for every architecture; a value
+    # equal to the authors' stays the default, so it names the same cached networks.
+    l2 = S.get("l2")
+    if l2 is not None and float(l2) == default_l2(arch):
+        l2 = None
+    return TrainConfig(steps=steps, lr_decay=decay, l2=None if l2 is None else float(l2))
 
 
 def one_to_one_ensemble(S: Mapping, arch: str, reverse: bool = False,
