@@ -140,8 +140,11 @@ def selection_note(ensemble: TrainedEnsemble) -> str:
         return f"{ensemble.arch}: all {n} trained networks analysed (no solving filter applied)."
     trained, solving = sel["n_trained"], sel.get("n_solving", n)
     if solving == 0:
-        return (f"{ensemble.arch}: none of the {trained} trained networks solves the task (test phrase "
-                f"accuracy >= {SOLVES:g}); the panels show all {n} and the findings are not testable.")
+        which = ("the one trained network does not solve" if trained == 1
+                 else f"none of the {trained} trained networks solves")
+        shown = "it" if n == 1 else f"all {n}"
+        return (f"{ensemble.arch}: {which} the task (test phrase accuracy >= {SOLVES:g}); the panels show "
+                f"{shown} and the findings that rest on it are not testable.")
     return (f"{ensemble.arch}: {solving} of {trained} trained networks solve the task (test phrase "
             f"accuracy >= {SOLVES:g}); the analyses use those {solving}.")
 

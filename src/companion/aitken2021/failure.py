@@ -26,7 +26,7 @@ import torch
 
 from .. import stats
 from .analysis import SOLVES, Analysis
-from .train import TrainedEnsemble
+from .train import TrainedEnsemble, default_l2
 
 __all__ = ["OUTCOMES", "has_curves", "curves", "outcomes", "trapped", "trap_rate", "position_error",
            "eos_attention_first_step", "trap_table", "p_curves", "p_position_error"]
@@ -131,7 +131,9 @@ def trap_table(ensembles: Mapping[str, TrainedEnsemble], analyses: Mapping[str, 
     for arch, ens in ensembles.items():
         oc = outcomes(ens, threshold)
         iv = trap_rate(ens, threshold)
-        row = {"architecture": arch, "networks": len(oc), "L2": ens.payload.get("train", {}).get("l2")}
+        l2 = ens.train_config.l2
+        row = {"architecture": arch, "networks": len(oc),
+               "L2": f"{default_l2(arch):g} (authors')" if l2 is None else f"{l2:g} (ours)"}
         row.update({o: oc.count(o) for o in OUTCOMES})
         row.update({"trapped share": iv.estimate, "interval low": iv.lo, "interval high": iv.hi})
         if analyses is not None and arch in analyses:
@@ -145,10 +147,7 @@ def trap_table(ensembles: Mapping[str, TrainedEnsemble], analyses: Mapping[str, 
                 row[f"later-word error ({label})"] = later
                 row[f"EOS attention, first step ({label})"] = eos[sel].mean() if sel.any() else np.nan
         rows.append(row)
-    df = pd.DataFrame(rows).set_index("architecture")
-    if "L2" in df and df["L2"].isna().all():
-        df["L2"] = "authors'"
-    return df
+    return pd.DataFrame(rows).set_index("architecture").round(3)
 
 
 def p_curves(ensembles: Mapping[str, TrainedEnsemble], threshold: float = SOLVES) -> plt.Figure:
