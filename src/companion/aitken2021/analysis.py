@@ -19,7 +19,7 @@ from .. import progress as _progress
 from .. import stats
 from . import metrics as M
 from .decompose import Components, alignment_terms, decompose_decoder, decompose_encoder
-from .models import Seq2Seq, Trace
+from .models import Trace
 from .tasks import OneToOne, Seq2SeqData, Task
 from .train import TrainConfig, TrainedEnsemble, default_l2, derive_seed, trained_ensemble
 
@@ -97,7 +97,8 @@ def select_members(ensemble: TrainedEnsemble, members) -> TrainedEnsemble:
     if any(not 0 <= i < n for i in idx):
         raise ValueError(f"member indices must lie in 0..{n - 1}, got {idx}")
     it = torch.tensor(idx)
-    model = Seq2Seq(ensemble.model.config, [ensemble.seeds[i] for i in idx])
+    # the ensemble's own model class (e.g. the non-gated AO), not always Seq2Seq
+    model = type(ensemble.model)(ensemble.model.config, [ensemble.seeds[i] for i in idx])
     model.load_state_dict({k: v.index_select(0, it).clone() for k, v in ensemble.model.state_dict().items()})
     model.eval()
 
