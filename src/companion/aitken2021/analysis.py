@@ -21,7 +21,7 @@ from . import metrics as M
 from .decompose import Components, alignment_terms, decompose_decoder, decompose_encoder
 from .models import Trace
 from .tasks import OneToOne, Seq2SeqData, Task
-from .train import TrainConfig, TrainedEnsemble, derive_seed, trained_ensemble
+from .train import TrainConfig, TrainedEnsemble, default_l2, derive_seed, trained_ensemble
 
 __all__ = ["task_from_settings", "train_config_from_settings", "one_to_one_ensemble", "analyse", "Analysis",
            "summary", "mean_sd"]
@@ -66,14 +66,98 @@ def train_config_from_settings(S: Mapping, arch: str) -> TrainConfig:
     decay = PAPER_DECAY
     if S.get("compress_lr") and steps < PAPER_STEPS:
         decay = PAPER_DECAY ** (PAPER_STEPS / steps)
-    return TrainConfig(steps=steps, lr_decay=decay)
+    # ``l2`` (tab-accuracy only): replaces the authors' L2 weight for every architecture; a value
+    # equal to the authors' stays the default, so it names the same cached networks.
+    l2 = S.get("l2")
+    if l2 is not None and float(l2) == default_l2(arch):
+        l2 = None
+    return TrainConfig(steps=steps, lr_decay=decay, l2=None if l2 is None else float(l2))
+
+
+#: A network "solves" one-to-one translation when its test phrase accuracy (greedy decoding, 1000 fresh
+#: sequences) is at least this: at most one sequence in a hundred with an error.
+SOLVES = 0.99
+
+
+def solving_members(ensemble: TrainedEnsemble, threshold: float = SOLVES) -> list[int]:
+    """Indices of the networks whose test phrase accuracy is at least ``threshold`` (the per-network
+    precondition of every mechanism analysis)."""
+    phrase = torch.as_tensor(ensemble.test["phrase_accuracy"]).double()
+    return [int(i) for i in torch.nonzero(phrase >= threshold).flatten()]
+
+
+def select_members(ensemble: TrainedEnsemble, members) -> TrainedEnsemble:
+    """The sub-ensemble of networks ``members`` (indices into ``ensemble``), as a :class:`TrainedEnsemble`
+    whose model, test scores and training curves hold only those networks. Its ``payload["selection"]``
+    records the indices and how many networks were trained."""
+    idx = [int(i) for i in members]
+    if not idx:
+        raise ValueError("select_members needs at least one network")
+    n = len(ensemble.seeds)
+    if any(not 0 <= i < n for i in idx):
+        raise ValueError(f"member indices must lie in 0..{n - 1}, got {idx}")
+    it = torch.tensor(idx)
+    # the ensemble's own model class (e.g. the non-gated AO), not always Seq2Seq
+    model = type(ensemble.model)(ensemble.model.config, [ensemble.seeds[i] for i in idx])
+    model.load_state_dict({k: v.index_select(0, it).clone() for k, v in ensemble.model.state_dict().items()})
+    model.eval()
+
+    def rows(v, axis):
+        return v.index_select(axis, it) if torch.is_tensor(v) and v.dim() > axis and v.shape[axis] == n else v
+
+    test = {k: rows(torch.as_tensor(v), 0) for k, v in ensemble.test.items()}
+    # history rows are logged steps: members are the second axis
+    history = {k: (v if k == "step" else rows(v, 1)) for k, v in ensemble.history.items()}
+    previous = ensemble.payload.get("selection", {})
+    base = previous.get("members", list(range(n)))
+    payload = {k: v for k, v in ensemble.payload.items() if k not in ("state", "selection")}
+    payload["selection"] = {"members": [base[i] for i in idx],
+                            "n_trained": int(previous.get("n_trained", n)),
+                            "rule": previous.get("rule", "chosen")}
+    return TrainedEnsemble(model=model, task=ensemble.task, seeds=[ensemble.seeds[i] for i in idx],
+                           train_config=ensemble.train_config, history=history, test=test,
+                           seconds=ensemble.seconds, payload=payload)
+
+
+def solving_ensemble(ensemble: TrainedEnsemble, threshold: float = SOLVES) -> TrainedEnsemble:
+    """The networks of ``ensemble`` that solve the task (test phrase accuracy >= ``threshold``).
+
+    When none does (e.g. the smoke profile's few steps) all networks are kept, so the chapter still
+    runs; ``selection_note`` says so, and the precondition claim fails or stays undecided, which makes
+    the findings that require it "not testable"."""
+    keep = solving_members(ensemble, threshold)
+    rule = f"test phrase accuracy >= {threshold:g}"
+    out = select_members(ensemble, keep or range(len(ensemble.seeds)))
+    out.payload["selection"]["rule"] = rule if keep else f"none passes ({rule}); all kept"
+    out.payload["selection"]["n_solving"] = len(keep)
+    return out
+
+
+def selection_note(ensemble: TrainedEnsemble) -> str:
+    """One sentence: how many networks were trained and how many the analyses use."""
+    sel = ensemble.payload.get("selection")
+    n = len(ensemble.seeds)
+    if sel is None:
+        return f"{ensemble.arch}: all {n} trained networks analysed (no solving filter applied)."
+    trained, solving = sel["n_trained"], sel.get("n_solving", n)
+    if solving == 0:
+        which = ("the one trained network does not solve" if trained == 1
+                 else f"none of the {trained} trained networks solves")
+        shown = "it" if n == 1 else f"all {n}"
+        return (f"{ensemble.arch}: {which} the task (test phrase accuracy >= {SOLVES:g}); the panels show "
+                f"{shown} and the findings that rest on it are not testable.")
+    return (f"{ensemble.arch}: {solving} of {trained} trained networks solve the task (test phrase "
+            f"accuracy >= {SOLVES:g}); the analyses use those {solving}.")
 
 
 def one_to_one_ensemble(S: Mapping, arch: str, reverse: bool = False,
-                        rules: tuple[str, ...] = ()) -> TrainedEnsemble:
+                        rules: tuple[str, ...] = (), solving: bool = False) -> TrainedEnsemble:
     """The cached ensemble ``arch`` on the chapter's one-to-one task (seeds ``seed..seed+n_seeds-1``;
     VED uses ``ved_seeds`` and ``ved_steps``, the reversed / prev0 variants ``variant_seeds``, when the
-    chapter has them)."""
+    chapter has them). With ``solving=True`` only the networks that solve the task
+    (:func:`solving_ensemble`); the training is the same, only the selection differs."""
+    if solving:
+        return solving_ensemble(one_to_one_ensemble(S, arch, reverse=reverse, rules=rules))
     task = task_from_settings(S, reverse=reverse, rules=rules)
     if reverse or rules:
         n_seeds = S["variant_seeds"]

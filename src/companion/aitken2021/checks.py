@@ -13,12 +13,14 @@ import numpy as np
 import torch
 
 from . import metrics as M
-from .analysis import Analysis
+from .analysis import SOLVES, Analysis, solving_members
 from .decompose import TEMPORAL_TEMPORAL, TERM_NAMES
 from .train import TrainedEnsemble
 
 __all__ = [
     "test_phrase_accuracy",
+    "solves_task",
+    "solving_members",
     "diagonal_share",
     "temporal_vs_largest_other",
     "average_attention_accuracy",
@@ -40,6 +42,12 @@ def _np(x: torch.Tensor) -> np.ndarray:
 def test_phrase_accuracy(ens: TrainedEnsemble) -> np.ndarray:
     """Phrase accuracy of each network on the 1000 fresh test sequences it was scored on after training."""
     return _np(torch.as_tensor(ens.test["phrase_accuracy"]))
+
+
+def solves_task(ens: TrainedEnsemble, threshold: float = SOLVES) -> np.ndarray:
+    """Boolean per network: test phrase accuracy at least ``threshold`` (the per-network precondition;
+    the chapter-level precondition claims count these)."""
+    return test_phrase_accuracy(ens) >= threshold
 
 
 def diagonal_share(a: Analysis) -> np.ndarray:

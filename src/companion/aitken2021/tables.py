@@ -112,7 +112,8 @@ def hyperparameter_table(S: Mapping) -> pd.DataFrame:
                           f"VED: {ved.lr} x {ved.lr_decay:.5f}^step"),
         "gradient clipping (global norm, per network)": f"{base.clip}",
         "batch size": f"{base.batch}",
-        "L2 in the loss (VED / AED, AO)": f"{default_l2('VED'):g} / {default_l2('AED'):g}",
+        "L2 in the loss (VED / AED, AO)": (f"{ved.l2 if ved.l2 is not None else default_l2('VED'):g} / "
+                                           f"{aed.l2 if aed.l2 is not None else default_l2('AED'):g}"),
         "training steps AED, AO": f"{aed.steps}",
         "training steps VED": f"{ved.steps}",
         "sequences per dataset": f"{aed.batch * aed.dataset_batches:,}",
