@@ -56,7 +56,7 @@ MAIN_FINDINGS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
          "projection and the input components lie along the readouts after the value projection.",
          ("app-learned-attention/*",)),
         ("The networks solve their tasks (accuracy tables and variants).",
-         ("tab-accuracy/*", "tab-accuracy-beyond/*", "app-one-to-one/*")),
+         ("tab-accuracy-beyond/*", "app-one-to-one/*")),
     ],
     "pandey2022": [
         ("Attention models can be accurate without being interpretable, and ordinary training produces "
