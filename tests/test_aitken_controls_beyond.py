@@ -24,7 +24,10 @@ def test_one_step_qkv_networks_fail_the_learned_attention_claims():
     ens = learned.learned_ensemble(S, "qkv")
     a = analyse(ens, n=S.n_analysis, seed=S.seed)
     pt = learned.projected_temporal(a, min_count=1)
-    assert _verdict("app-learned-attention/solves-task", values=a.accuracy["phrase"]) == "fail"
+    # a precondition over three networks can only fail with more of them (Wilson); it must not pass
+    solves = [bool(x >= 0.99) for x in a.accuracy["phrase"]]
+    assert not any(solves)
+    assert _verdict("app-learned-attention/solves-task", values=solves) != "pass"
     assert _verdict("app-learned-attention/temporal-align-after-projection",
                     values=pt["diag_after"]) == "fail"
     # Not a control: one Adam step at lr 0.1 already turns each readout row towards its input's
