@@ -12,7 +12,7 @@ the runner executes one chapter; parallel execution and orchestration
 
 Layers, from the bottom:
 
-- base: paths, seeding, progress, device, offline, plotting, ensemble, stats, cache, cliargs
+- base: paths, seeding, progress, device, offline, plotting, ensemble, stats, cache, cliargs, sphinxpages
 - data: config, chapters, registry, claims
 - record store: records
 - papers and views: aitken2021, pandey2022, plan, report, card, gallery, scorecard

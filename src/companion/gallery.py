@@ -30,6 +30,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import sphinxpages
+
 THUMB_SIZE = (320, 220)
 GALLERY_TAG = "gallery"
 STATUSES = ("pass", "fail", "undecided", "not testable")
@@ -174,10 +176,7 @@ if nodes is not None:
         has_content = False
 
         def run(self):
-            env = self.state.document.settings.env
-            docs = getattr(env, "companion_gallery_docs", set())
-            docs.add(env.docname)
-            env.companion_gallery_docs = docs
+            sphinxpages.remember(self.state.document.settings.env, "companion_gallery_docs")
             return [chapter_gallery()]
 
 
@@ -247,25 +246,9 @@ def _fill(app, doctree, docname) -> None:
             node.replace_self([])
 
 
-def _outdated(app, env, added, changed, removed):
-    # The gallery shows other pages' outputs: re-read its page on every build.
-    return sorted(getattr(env, "companion_gallery_docs", set()) - set(removed))
-
-
-def _purge(app, env, docname):
-    getattr(env, "companion_gallery_docs", set()).discard(docname)
-
-
-def _merge(app, env, docnames, other):
-    env.companion_gallery_docs = getattr(env, "companion_gallery_docs", set()) | (
-        getattr(other, "companion_gallery_docs", set()) & set(docnames))
-
-
 def setup(app):
     app.add_node(chapter_gallery)
     app.add_directive("chapter-gallery", ChapterGalleryDirective)
     app.connect("doctree-resolved", _fill)
-    app.connect("env-get-outdated", _outdated)
-    app.connect("env-purge-doc", _purge)
-    app.connect("env-merge-info", _merge)
+    sphinxpages.reread_always(app, "companion_gallery_docs")
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from . import claims as C
+from . import sphinxpages
 
 GLUE_KEY = "verdict-box"
 #: The generated opening of a chapter's "At the papers' budget" section.
@@ -490,10 +491,7 @@ if nodes is not None:
         has_content = False
 
         def run(self):
-            env = self.state.document.settings.env
-            docs = getattr(env, "companion_report_docs", set())
-            docs.add(env.docname)
-            env.companion_report_docs = docs
+            sphinxpages.remember(self.state.document.settings.env, "companion_report_docs")
             return [findings_report()]
 
 
@@ -526,19 +524,6 @@ def _fill(app, doctree, docname) -> None:
         node.replace_self(nodes.raw("", markup, format="html"))
 
 
-def _outdated(app, env, added, changed, removed):
-    return sorted(getattr(env, "companion_report_docs", set()) - set(removed))
-
-
-def _purge(app, env, docname):
-    getattr(env, "companion_report_docs", set()).discard(docname)
-
-
-def _merge(app, env, docnames, other):
-    env.companion_report_docs = getattr(env, "companion_report_docs", set()) | (
-        getattr(other, "companion_report_docs", set()) & set(docnames))
-
-
 def _alt_text(app, doctree, docname) -> None:
     """Give every image a description instead of its file path: the figure's caption where there is one,
     else the chapter's title and the section the image sits in."""
@@ -568,7 +553,5 @@ def setup(app):
     app.add_node(findings_report)
     app.add_directive("findings-report", FindingsReportDirective)
     app.connect("doctree-resolved", _fill)
-    app.connect("env-get-outdated", _outdated)
-    app.connect("env-purge-doc", _purge)
-    app.connect("env-merge-info", _merge)
+    sphinxpages.reread_always(app, "companion_report_docs")
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
