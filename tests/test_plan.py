@@ -188,3 +188,13 @@ def test_cli_bad_input_is_one_line_and_exit_2(args, needle, tmp_path):
     out = _run(*args, cwd=tmp_path)
     assert out.returncode == 2, out
     assert needle in out.stderr and out.stderr.count("\n") == 1, out.stderr
+
+
+def test_to_decide_says_the_leaning_the_seeds_and_their_cost_only_for_undecided_findings():
+    row = {"id": "x/y", "status": "undecided", "leans": "fail", "seeds_to_decide": 23, "extra_seeds": 13,
+           "core_hours": 0.5, "stale": False}
+    assert plan.to_decide(row) == "leans fail; decides at about n = 23 (+13 seeds, about 0.50 core-hours)"
+    assert plan.to_decide({**row, "seeds_to_decide": None}) == (
+        "leans fail; not with a feasible number of seeds at this spread")
+    assert plan.to_decide({**row, "status": "pass"}) == ""
+    assert plan.to_decide({**row, "stale": True}) == "stale: re-record"

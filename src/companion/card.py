@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import claims as C
-from . import registry, report, stats
+from . import plan, registry, report, stats
 
 
 def _paper_of(chapter: str) -> str:
@@ -181,7 +181,12 @@ class ChapterCard:
         shown = frame.copy()
         for col in ("claim", "expected", "observed"):  # the papers' symbols as math, not ASCII
             shown[col] = shown[col].map(lambda v: report.prose_html(v) if isinstance(v, str) else v)
-        html = f"<p><b>{summary}</b></p>" + C.render_html(shown)
+        columns = list(C.COLUMNS)
+        decide = {r["id"]: plan.to_decide(r) for r in plan.plan_rows(self.claims)}
+        if any(decide.values()):  # undecided findings: which way they lean and what would decide them
+            shown["to decide"] = [decide.get(cid, "") for cid in shown["id"]]
+            columns.append("to decide")
+        html = f"<p><b>{summary}</b></p>" + C.render_html(shown, columns)
         html += recorded_html(self.chapter, self.settings.profile, live=self.claims,
                               live_params=self.settings.as_dict())
         if any(c.revised for c in self.claims):

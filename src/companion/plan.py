@@ -477,6 +477,25 @@ def load_claims(profile: str, chapter: str | None = None) -> list:
     return [c for c in found if chapter is None or c.chapter == chapter]
 
 
+def to_decide(row: dict) -> str:
+    """What would decide an undecided finding, in words (empty for a decided one): its leaning, the seeds
+    that would decide it if the observed mean and spread hold, and their cost."""
+    if row.get("stale"):
+        return "stale: re-record"
+    if row.get("status") != "undecided":
+        return ""
+    parts = [f"leans {row['leans']}"] if row.get("leans") else []
+    if row.get("seeds_to_decide") is None:
+        parts.append("not with a feasible number of seeds at this spread")
+    else:
+        seeds = f"decides at about n = {row['seeds_to_decide']}"
+        if row.get("core_hours") is not None:
+            extra = f"+{row['extra_seeds']} seeds, " if row.get("extra_seeds") is not None else ""
+            seeds += f" ({extra}about {row['core_hours']:.2f} core-hours)"
+        parts.append(seeds)
+    return "; ".join(parts)
+
+
 def plan_text(rows: list[dict]) -> str:
     lines = []
     for r in rows:

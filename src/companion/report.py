@@ -25,6 +25,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from . import claims as C
+from . import plan as plan_mod
 from . import sphinxpages
 
 GLUE_KEY = "verdict-box"
@@ -308,11 +309,7 @@ def render_report(live_profile: str, live: list[C.Claim], recorded: list[C.Claim
                      "<th>verdict</th><th>leans</th><th>what would decide it</th></tr></thead><tbody>")
         for p in plan:
             ch = p.get("chapter", "")
-            decide = []
-            if p.get("seeds_to_decide"):
-                decide.append(f"about {p['seeds_to_decide']} seeds")
-            if p.get("core_hours") is not None:
-                decide.append(f"about {p['core_hours']:.1f} core-hours")
+            decide = [plan_mod.to_decide(p)]
             if p.get("method"):
                 decide.append(str(p["method"]))
             parts.append(
@@ -343,13 +340,9 @@ def not_testable_rows() -> list[tuple[str, str, str]]:
             if e.not_testable and e.tier == "finding"]
 
 
-def plan_for(claims: list[C.Claim]) -> list[dict] | None:
-    """What would decide the undecided findings (``companion.plan``), or None where it is missing."""
-    try:
-        from .plan import plan_rows
-    except ImportError:
-        return None
-    return plan_rows(claims)
+def plan_for(claims: list[C.Claim]) -> list[dict]:
+    """What would decide each undecided finding (:func:`companion.plan.plan_rows`)."""
+    return [r for r in plan_mod.plan_rows(claims) if r["status"] == "undecided" and not r["stale"]]
 
 
 # --------------------------------------------------------------------------------------------

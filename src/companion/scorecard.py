@@ -146,11 +146,12 @@ def _verdict_cell(status: str) -> str:
 def claims_table(group: list[C.Claim], prof: str, names: dict[str, str], links: dict[str, str]) -> str:
     """The claims as an HTML table: verdicts next to the statement (they stay on screen on a phone),
     then the paper's value, our observation and the rule in words."""
-    from . import report
+    from . import plan, report
 
     live_col = f"live: {prof} budget"
+    decide = {r["id"]: plan.to_decide(r) for r in plan.plan_rows(group)}
     head = ["chapter", "claim", live_col] + (["recorded: papers' budget"] if prof != "paper" else []) + [
-        "paper", "observed", "rule"]
+        "paper", "observed", "rule", "to decide"]
     rows = []
     for c in group:
         link = f"<a href='{links[c.chapter]}'>{html.escape(names.get(c.chapter, c.chapter))}</a>" \
@@ -159,7 +160,7 @@ def claims_table(group: list[C.Claim], prof: str, names: dict[str, str], links: 
         if prof != "paper":
             cells.append(_verdict_cell(recorded_status(c.chapter, c.id)))
         cells += [report.prose_html(c.expected, link), report.prose_html(c.observed, link),
-                  html.escape(c.criterion)]
+                  html.escape(c.criterion), html.escape(decide.get(c.id, ""))]
         rows.append("<tr>" + "".join(f"<td data-label=\"{html.escape(h)}\">{v}</td>"
                                      for h, v in zip(head, cells)) + "</tr>")
     return ("<div class='companion-wide'><table class='companion-claims companion-scorecard'><thead><tr>"
