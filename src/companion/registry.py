@@ -162,9 +162,12 @@ class Entry:
     def digest(self) -> str:
         """A hash of what decides the claim (rule, paper value, statement): a recorded result whose
         digest differs from the registry's is stale."""
-        blob = json.dumps({"rule": self.rule, "paper": self.reference, "statement": self.statement,
-                           "not_testable": self.not_testable, "tier": self.tier,
-                           "requires": list(self.requires)}, sort_keys=True, default=str)
+        what = {"rule": self.rule, "paper": self.reference, "statement": self.statement,
+                # the key keeps its first name, so a claim whose decision did not change keeps its digest
+                "undecidable": self.not_testable}
+        if self.tier != "finding" or self.requires:  # only where they change what decides the claim
+            what.update(tier=self.tier, requires=list(self.requires))
+        blob = json.dumps(what, sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
     def paper_value(self) -> dict:
