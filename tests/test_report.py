@@ -99,3 +99,14 @@ def test_related_chapters_share_networks_and_link_by_their_one_name():
     link = report.chapter_link("fig3")
     assert link == "<a href='../aitken2021/fig3.html'>Figure 3: AO on one-to-one translation</a>"
     assert "Related chapters: the same one-to-one networks: " in report.related_html("fig2")
+
+
+def test_stale_recorded_claims_are_counted_apart_not_as_verdicts():
+    live = [claim("t-a1/sparsemax-sparser", "pass")]
+    rec = [claim("t-a1/sparsemax-sparser", "fail")]
+    out = report.render_report("quick", live, rec, lambda ch: f"{ch}.html", {"t-a1": "T-A1"}, ["t-a1"],
+                               {"pandey2022": "Pandey"}, stale={"t-a1/sparsemax-sparser"})
+    assert "0 pass, 0 fail, 0 undecided (of 0 findings); 1 more recorded under rules revised since" in out
+    assert "stale: re-record" in out and "does not hold" not in out
+    rows = report.finding_rows("pandey2022", live, rec, ["t-a1"], stale={"t-a1/sparsemax-sparser"})
+    assert next(r for r in rows if r.ids).recorded == Counter({"stale": 1})

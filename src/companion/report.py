@@ -31,7 +31,7 @@ from . import sphinxpages
 GLUE_KEY = "verdict-box"
 #: The generated opening of a chapter's "At the papers' budget" section.
 BUDGET_KEY = "paper-budget"
-STATUS_ORDER = ("pass", "fail", "undecided", "not testable")
+STATUS_ORDER = ("pass", "fail", "undecided", "not testable", "stale")
 
 #: Per paper: (plain statement of a main finding, patterns of the claim ids that decide it).
 MAIN_FINDINGS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
@@ -166,7 +166,9 @@ def verdict_word(counts: Counter) -> str:
     """A main finding's verdict from the verdicts of its claims."""
     p, f, u = counts.get("pass", 0), counts.get("fail", 0), counts.get("undecided", 0)
     if not (p or f or u):
-        return "not testable here" if counts.get("not testable") else "no runs"
+        if counts.get("not testable"):
+            return "not testable here"
+        return "stale: re-record" if counts.get("stale") else "no runs"
     if p and f:
         return "mixed"
     if f:
@@ -179,7 +181,8 @@ def verdict_word(counts: Counter) -> str:
 WORD_COLOURS = {"holds": C.COLOURS["pass"], "holds in part": C.COLOURS["pass"],
                 "does not hold": C.COLOURS["fail"], "leans against": C.COLOURS["fail"],
                 "mixed": C.COLOURS["undecided"], "undecided": C.COLOURS["undecided"],
-                "not testable here": C.COLOURS["not testable"], "no runs": C.COLOURS["not testable"]}
+                "not testable here": C.COLOURS["not testable"], "no runs": C.COLOURS["not testable"],
+                "stale: re-record": C.COLOURS["not testable"]}
 
 
 def counts_line(counts: Counter) -> str:
@@ -204,22 +207,32 @@ def _short(text: str, n: int = 90) -> str:
     return text if len(text) <= n else text[: n - 1].rsplit(" ", 1)[0] + "…"
 
 
+def stale_ids(recorded: list[C.Claim]) -> set[str]:
+    """The recorded claims decided under a rule that has changed since (or that left the registry)."""
+    from . import registry
+
+    reg = registry.entries()
+    return {c.id for c in recorded if c.id not in reg or reg[c.id].digest != c.digest}
+
+
 def finding_rows(paper: str, live: list[C.Claim], recorded: list[C.Claim],
-                 order: list[str]) -> list[FindingRow]:
-    """The paper's main findings with their claims' verdicts at both budgets (findings tier only)."""
+                 order: list[str], stale: set[str] = frozenset()) -> list[FindingRow]:
+    """The paper's main findings with their claims' verdicts at both budgets (findings tier only). A
+    recorded claim in ``stale`` counts as "stale": its verdict answered a rule that has changed since."""
     live_f = {c.id: c for c in C.findings(live) if c.paper == paper}
-    rec_f = {c.id: c for c in C.findings(recorded) if c.paper == paper}
+    rec_all = {c.id: c for c in C.findings(recorded) if c.paper == paper}
+    rec_f = {cid: c for cid, c in rec_all.items() if cid not in stale}
     rows = []
     for text, patterns in MAIN_FINDINGS.get(paper, []):
-        ids = sorted({cid for cid in (*live_f, *rec_f) if matches(cid, patterns)})
+        ids = sorted({cid for cid in (*live_f, *rec_all) if matches(cid, patterns)})
         chs = sorted({cid.split("/", 1)[0] for cid in ids},
                      key=lambda c: order.index(c) if c in order else 999)
         row = FindingRow(text, ids, chs, Counter(live_f[i].status for i in ids if i in live_f),
-                         Counter(rec_f[i].status for i in ids if i in rec_f))
-        src = rec_f if row.recorded else live_f
+                         Counter(rec_f[i].status if i in rec_f else "stale" for i in ids if i in rec_all))
+        src = rec_f if rec_f.keys() & set(ids) else live_f
         against = [src[i] for i in ids if i in src and src[i].status == "fail"]
         open_ = [src[i] for i in ids if i in src and src[i].status == "undecided"]
-        budget = "at the papers' budget" if row.recorded else "in this build"
+        budget = "at the papers' budget" if src is rec_f else "in this build"
         if against:
             row.reason = f"Fails {budget}: " + "; ".join(_short(c.claim) for c in against[:2])
         elif open_:
@@ -267,24 +280,32 @@ STYLE = """<style>
 def render_report(live_profile: str, live: list[C.Claim], recorded: list[C.Claim], href,
                   names: dict[str, str], order: list[str], papers: dict[str, str],
                   plan: list[dict] | None = None,
-                  not_testable: list[tuple[str, str, str]] = ()) -> str:
-    """The report page's HTML. ``href(chapter_id)`` gives a chapter's link, ``names`` its one name."""
+                  not_testable: list[tuple[str, str, str]] = (), stale: set[str] = frozenset()) -> str:
+    """The report page's HTML. ``href(chapter_id)`` gives a chapter's link, ``names`` its one name;
+    ``stale``: recorded claims whose rule changed since their run (counted apart, never as verdicts)."""
     e = html.escape
+
+    def rec_text(claims: list[C.Claim]) -> str:
+        current = [c for c in claims if c.id not in stale]
+        old = len(C.findings([c for c in claims if c.id in stale]))
+        return C.counts_text(current) + (f"; {old} more recorded under rules revised since (stale: re-record)"
+                                         if old else "")
+
     live_col = f"live: {live_profile} budget" if live_profile != "paper" else "live: papers' budget"
     parts = [STYLE, "<div class='companion-report'>"]
-    both = (f"<b>Findings at the papers' budget (recorded):</b> {e(C.counts_text(recorded))}. "
+    both = (f"<b>Findings at the papers' budget (recorded):</b> {e(rec_text(recorded))}. "
             if live_profile != "paper" else "")
     parts.append(f"<p class='cr-headline'>{both}<b>In this build ({e(live_col)}):</b> "
                  f"{e(C.counts_text(live))}. Preconditions (the networks solve the task) gate the findings "
                  f"and are not counted.</p>")
     for paper, title in papers.items():
-        rows = finding_rows(paper, live, recorded, order)
+        rows = finding_rows(paper, live, recorded, order, stale)
         if not rows:
             continue
         rec_p = [c for c in recorded if c.paper == paper]
         live_p = [c for c in live if c.paper == paper]
         parts.append(f"<h2>{e(title)}</h2>")
-        parts.append(f"<p>Papers' budget: {e(C.counts_text(rec_p))}. {e(live_col)}: "
+        parts.append(f"<p>Papers' budget: {e(rec_text(rec_p))}. {e(live_col)}: "
                      f"{e(C.counts_text(live_p))}.</p>")
         parts.append("<table><thead><tr><th>What the paper found</th><th>recorded: papers' budget</th>"
                      f"<th>{e(live_col)}</th><th>decided in</th></tr></thead><tbody>")
@@ -358,6 +379,7 @@ def verdict_box_html(chapter: str, live: list[C.Claim], profile: str, recorded: 
 
         rec = records.load(chapter, "paper")
         recorded = records.recorded_claims(rec) if rec else []
+    old = stale_ids(recorded)  # decided under a rule that has changed since: shown as stale, not as a verdict
     rec = {c.id: c for c in recorded}
     found = C.findings(live)
     pre = [c for c in live if c.tier != "finding"]
@@ -365,8 +387,8 @@ def verdict_box_html(chapter: str, live: list[C.Claim], profile: str, recorded: 
     rows = []
     for c in found:
         r = rec.get(c.id)
-        rec_cell = (f"<b style='color:{C.COLOURS[r.status]}'>{e(r.status)}</b>" if r and profile != "paper"
-                    else "—")
+        rec_cell = ("—" if not r or profile == "paper" else "stale: re-record" if r.id in old
+                    else f"<b style='color:{C.COLOURS[r.status]}'>{e(r.status)}</b>")
         rows.append(
             f"<tr><td>{prose_html(c.claim)}<br><small>paper: {prose_html(c.expected)}</small></td>"
             f"<td data-label='{e(live_col)}'><b style='color:{C.COLOURS[c.status]}'>{e(c.status)}</b>"
@@ -378,11 +400,14 @@ def verdict_box_html(chapter: str, live: list[C.Claim], profile: str, recorded: 
     lines = [f"<div class='companion-verdict'><p><b>Verdict.</b> In this run ({e(live_col)}): "
              f"{e(C.counts_text(live))}."]
     if recorded and profile != "paper":
-        lines.append(f" At the papers' budget (recorded): {e(C.counts_text(recorded))}.")
+        current = [c for c in recorded if c.id not in old]
+        n_old = len(C.findings([c for c in recorded if c.id in old]))
+        more = f"; {n_old} more recorded under rules revised since (stale: re-record)" if n_old else ""
+        lines.append(f" At the papers' budget (recorded): {e(C.counts_text(current))}{more}.")
     lines.append("</p>")
     if found:
         lines.append(f"<table><thead>{head}</thead><tbody>{''.join(rows)}</tbody></table>")
-    differ = [c for c in found if c.id in rec and rec[c.id].status != c.status]
+    differ = [c for c in found if c.id in rec and c.id not in old and rec[c.id].status != c.status]
     if differ and profile != "paper":
         why = (f" The papers' budget differs from this run in: {e(budget_words(cuts))}." if cuts else "")
         lines.append(f"<p>{len(differ)} of {len(found)} findings change verdict between the budgets."
@@ -498,7 +523,7 @@ def page_html(href, profile: str | None = None) -> str:
     chs = chapters.all_chapters()
     names = {c.id: chapter_name(c) for c in chs}
     return render_report(prof, live, recorded, href, names, [c.id for c in chs], chapters.PAPERS,
-                         plan=plan_for(live), not_testable=not_testable_rows())
+                         plan=plan_for(live), not_testable=not_testable_rows(), stale=stale_ids(recorded))
 
 
 def _fill(app, doctree, docname) -> None:
