@@ -33,6 +33,10 @@ GLUE_KEY = "verdict-box"
 BUDGET_KEY = "paper-budget"
 STATUS_ORDER = ("pass", "fail", "undecided", "not testable", "stale")
 
+#: Short headings for the report page (the full titles are in the sidebar and the sources appendix).
+SHORT_TITLES = {"aitken2021": "Aitken et al. (2021): how encoder-decoder networks attend",
+                "pandey2022": "Pandey et al. (2022): when attention is interpretable"}
+
 #: Per paper: (plain statement of a main finding, patterns of the claim ids that decide it).
 MAIN_FINDINGS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "aitken2021": [
@@ -304,7 +308,7 @@ def render_report(live_profile: str, live: list[C.Claim], recorded: list[C.Claim
             continue
         rec_p = [c for c in recorded if c.paper == paper]
         live_p = [c for c in live if c.paper == paper]
-        parts.append(f"<h2>{e(title)}</h2>")
+        parts.append(f"<h2>{e(SHORT_TITLES.get(paper, title))}</h2>")
         parts.append(f"<p>Papers' budget: {e(rec_text(rec_p))}. {e(live_col)}: "
                      f"{e(C.counts_text(live_p))}.</p>")
         parts.append("<table><thead><tr><th>What the paper found</th><th>recorded: papers' budget</th>"
