@@ -1,10 +1,10 @@
-"""Numbers computed from a trace and its decomposition (reference note section 1.4).
+"""Numbers computed from a trace and its decomposition.
 
 Every function returns per-member tensors (leading ensemble axis E), so a
-chapter reports mean +- sd over seeds. M-numbers follow the reference note:
-M1 term fractions, M2 average-attention approximation (definitions ours),
-M3 word variance, M5 input/readout alignment, M6 variance and participation
-ratio against time, M8 norm ratio, M9 temporal components vs the null input.
+chapter reports mean +- sd over seeds. In order: term fractions, the
+average-attention approximation (definitions ours), word variance, input/readout
+alignment, variance and participation ratio against time, the norm ratio, and
+the temporal components against the null input.
 """
 
 from __future__ import annotations
@@ -73,11 +73,11 @@ def phrase_accuracy(trace: Trace, data: Seq2SeqData) -> torch.Tensor:
     return accuracy_from_logits(trace.predictions, data)[1]
 
 
-# --------------------------------------------------------------------------- M1
+# --------------------------------------------------------------------------- term fractions
 
 
 def term_fractions(terms: dict, alignment: torch.Tensor, trace: Trace, data: Seq2SeqData, k: int = 5) -> dict:
-    """M1: share of each of the nine terms in the alignment at the top-k encoder positions.
+    """Share of each of the nine terms in the alignment at the top-k encoder positions.
 
     For each sample and valid decoder step t, take the k encoder positions
     (s <= EOS) with the largest full alignment a_ts; at each compute
@@ -99,7 +99,7 @@ def term_fractions(terms: dict, alignment: torch.Tensor, trace: Trace, data: Seq
     return {"per_step": per_step, "mean": mean, "names": list(TERM_NAMES)}
 
 
-# --------------------------------------------------------------------------- M2
+# --------------------------------------------------------------------------- average attention
 
 
 def average_attention(trace: Trace) -> torch.Tensor:
@@ -154,9 +154,9 @@ def attention_argmax_offsets(attention: torch.Tensor, expected: torch.Tensor, da
 
 def aam_approximation(model: Seq2Seq, trace: Trace, data: Seq2SeqData, enc: Components | None = None,
                       dec: Components | None = None) -> dict:
-    """M2, how well the average attention matrix (AAM) stands in for each sample's attention.
+    """How well the average attention matrix (AAM) stands in for each sample's attention.
 
-    Our definitions (the paper's is unknown; reference note A8):
+    Our definitions (the paper's is unknown):
     (a) ``substitution_word`` / ``substitution_phrase``: accuracy when every
         sample's attention is replaced by the AAM (masked to the sample's valid
         positions, renormalised; same decoder states);
@@ -190,11 +190,11 @@ def aam_approximation(model: Seq2Seq, trace: Trace, data: Seq2SeqData, enc: Comp
     return out
 
 
-# --------------------------------------------------------------------------- M3
+# --------------------------------------------------------------------------- word variance
 
 
 def word_variance(comp: Components, tokens: torch.Tensor, n_words: int, exclude: int | None = None) -> dict:
-    """M3: per word, the summed variance of its states before (``full``) and after (``no_temporal``)
+    """Per word, the summed variance of its states before (``full``) and after (``no_temporal``)
     removing mu.
 
     ``tokens`` ``(..., B, L)`` groups the states (encoder: input words; decoder:
@@ -221,11 +221,11 @@ def word_variance(comp: Components, tokens: torch.Tensor, n_words: int, exclude:
     return {"full": full, "no_temporal": nt, "ratio": ratio, "mean_ratio": torch.nanmean(ratio, dim=-1)}
 
 
-# --------------------------------------------------------------------------- M5
+# --------------------------------------------------------------------------- input/readout alignment
 
 
 def input_readout_alignment(model: Seq2Seq, enc: Components) -> dict:
-    """M5: angle (degrees) and dot product between context readout rows and encoder chi.
+    """Angle (degrees) and dot product between context readout rows and encoder chi.
 
     ``angle``/``dot`` ``(E, V_out, V_in)``: rows = output words (readout rows
     acting on the context), columns = input words (chi^E_x).
@@ -254,11 +254,11 @@ def readout_angles_on_off(angle: torch.Tensor, pairs: list[tuple[int, int]]) -> 
     return {"on": on, "off": off}
 
 
-# --------------------------------------------------------------------------- M6
+# --------------------------------------------------------------------------- variance over time
 
 
 def variance_and_pr(comp: Components) -> dict:
-    """M6: per step, total variance ``sum(lambda)`` and participation ratio ``(sum lambda)^2 / sum lambda^2``
+    """Per step, total variance ``sum(lambda)`` and participation ratio ``(sum lambda)^2 / sum lambda^2``
     of the valid states (PCA over samples). ``variance``, ``pr`` ``(E, L)``."""
     E, B, L, n = comp.states.shape
     var = torch.full((E, L), math.nan, dtype=comp.states.dtype)
@@ -299,11 +299,11 @@ def growth_ratio(values: torch.Tensor, start: int, stop: int) -> torch.Tensor:
     return values[..., stop] / values[..., start]
 
 
-# --------------------------------------------------------------------------- M8, M9, explained variance
+# ------------------------------------------------------------- norms, null input, explained variance
 
 
 def norm_ratio(comp: Components) -> torch.Tensor:
-    """M8: mean ||mu_t|| / mean ||h - mu_t|| over valid states ``(E,)``."""
+    """Norm ratio: mean ||mu_t|| / mean ||h - mu_t|| over valid states ``(E,)``."""
     w = comp.valid.to(comp.states.dtype)
     mu_norm = comp.mu.norm(dim=-1).unsqueeze(1) * w
     rest = (comp.states - comp.temporal).norm(dim=-1) * w
@@ -311,8 +311,8 @@ def norm_ratio(comp: Components) -> torch.Tensor:
 
 
 def null_input_comparison(comp: Components, null_states: torch.Tensor) -> dict:
-    """M9: ``||mu_t - h_null_t|| / ||mu_t||`` and the angle (degrees), per step ``(E, L)`` and averaged
-    ``(E,)``.
+    """Against the null input: ``||mu_t - h_null_t|| / ||mu_t||`` and the angle (degrees), per step
+    ``(E, L)`` and averaged ``(E,)``.
 
     ``null_states`` ``(E, L, n)``: the states driven by the all-zero input
     (:meth:`Seq2Seq.null_input_states`). Steps without valid samples are skipped.

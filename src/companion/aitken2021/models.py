@@ -1,7 +1,7 @@
 """VED, AED and AO sequence-to-sequence networks, stacked over an ensemble axis.
 
-The three architectures of the paper, as in the reference note's table
-(section 2; [CODE] `train_and_build.py`, Fig. 7 caption [SUM-liner]):
+The three architectures of the paper (sources: the authors' `train_and_build.py` [CODE] and the
+Figure 7 caption [SUM-liner]; see the sources appendix):
 
 ======  =======================================  ===========================  ======================
 arch    encoder / decoder                        attention                    readout (no bias)
@@ -356,7 +356,7 @@ class Seq2Seq(nn.Module):
 
         ``attention`` broadcasts against ``(E, B, T, S)`` (e.g. the average attention
         matrix ``(E, 1, T, S)``); it is masked to each sample's valid positions and
-        renormalised. Used for the average-attention substitution (M2a).
+        renormalised. Used for the average-attention substitution.
         """
         valid = trace.input_valid.unsqueeze(-2).to(trace.encoder_states.dtype)
         w = attention * valid

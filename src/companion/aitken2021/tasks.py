@@ -6,7 +6,7 @@ end-of-sequence, EOS). The models, the training loop and every analysis only
 use this structure, so a new task (eSCAN, English-French, ...) only has to
 implement :class:`Task` (``in_vocab``, ``out_vocab``, ``sample``, ``config``).
 
-One-to-one translation [CODE `toy_functions.py`; reference note section 3.1]:
+One-to-one translation [CODE `toy_functions.py`]:
 words ``I0..I{N-1}`` translate position by position to ``O0..O{N-1}``; the
 length is uniform on ``{min_len..max_len}``; sequences are padded with
 ``<pad>`` to ``pad_to`` (> max_len, so there is always a pad, and the first pad

@@ -1,6 +1,6 @@
 """Training an ensemble of seeds as one batched program, with results cached.
 
-Recipe [CODE, dev notebook training cells; reference note section 4]:
+Recipe [CODE, the development notebook's training cells]:
 Adam (beta1 0.9, beta2 0.99, eps 0.1), learning rate ``0.1 * 0.9997^step``,
 global-norm clipping at 10 (per network), batch 128, loss = cross-entropy summed
 over valid positions (t <= EOS) divided by B*T, plus ``l2 * sum(theta^2)`` over
