@@ -30,11 +30,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import sphinxpages
+from . import claims, sphinxpages
 
 THUMB_SIZE = (320, 220)
 GALLERY_TAG = "gallery"
-STATUSES = ("pass", "fail", "undecided", "not testable")
+STATUSES = claims.STATUSES
 OUT_DIR = "_gallery"
 
 
