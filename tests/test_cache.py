@@ -32,6 +32,19 @@ def test_config_seed_and_code_change_the_key(monkeypatch):
     assert k1 != cache.key("demo", {"seed": 1})
 
 
+def test_fingerprint_reads_code_not_docstrings_or_comments():
+    base = b'"""Module."""\n\ndef f(x):\n    """Double it."""\n    return 2 * x\n'
+    reworded = (b'"""Module, reworded."""\n# a comment\n\ndef f(x):\n    """Twice x."""\n\n'
+                b"    return 2 * x  # why\n")
+    changed = b'"""Module."""\n\ndef f(x):\n    """Double it."""\n    return 3 * x\n'
+    only_doc = b'def g():\n    """Nothing to do."""\n'
+    assert cache.code_text(base) == cache.code_text(reworded)
+    assert cache.code_text(base) != cache.code_text(changed)
+    assert cache.code_text(only_doc) == cache.code_text(b"def g():\n    pass\n")
+    # A string statement after the first is code, not a docstring.
+    assert cache.code_text(b"x = 1\n'text'\n") != cache.code_text(b"x = 1\n")
+
+
 def test_corrupt_payload_is_detected_and_recomputed():
     cache.cached("demo", {"seed": 3}, _payload)
     k = cache.key("demo", {"seed": 3})
