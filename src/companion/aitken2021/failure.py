@@ -150,16 +150,20 @@ def trap_table(ensembles: Mapping[str, TrainedEnsemble], analyses: Mapping[str, 
     return pd.DataFrame(rows).set_index("architecture").round(3)
 
 
-def p_curves(ensembles: Mapping[str, TrainedEnsemble], threshold: float = SOLVES) -> plt.Figure:
+def p_curves(ensembles: Mapping[str, TrainedEnsemble], threshold: float | None = SOLVES) -> plt.Figure:
     """Per-network training curves: phrase accuracy, word accuracy (fixed batch, greedy) and the
-    gradient norm before clipping, against step; one row per architecture, colour = the course."""
+    gradient norm before clipping, against step; one row per architecture. Colour = the course
+    (:func:`outcomes` at ``threshold``); with ``threshold=None`` (tasks with no level that counts as
+    solved, such as eSCAN) one colour per network and no courses."""
     archs = list(ensembles)
     fig, axes = plt.subplots(len(archs), 3, figsize=(11, 2.4 * len(archs)), squeeze=False, sharex="row")
     for r, arch in enumerate(archs):
         ens = ensembles[arch]
-        c, oc = curves(ens), outcomes(ens, threshold)
-        for e, o in enumerate(oc):
-            kw = {"color": _COLOURS[o], "lw": 0.9, "alpha": 0.8}
+        c = curves(ens)
+        oc = outcomes(ens, threshold) if threshold is not None else None
+        for e in range(c["phrase"].shape[0]):
+            colour = _COLOURS[oc[e]] if oc else plt.cm.tab10(e % 10)
+            kw = {"color": colour, "lw": 0.9, "alpha": 0.8}
             axes[r, 0].plot(c["step"], c["phrase"][e], **kw)
             axes[r, 1].plot(c["step"], c["word"][e], **kw)
             axes[r, 2].semilogy(c["step"], np.maximum(c["grad_norm"][e], 1e-6), **kw)
@@ -169,13 +173,18 @@ def p_curves(ensembles: Mapping[str, TrainedEnsemble], threshold: float = SOLVES
         axes[r, 2].axhline(ens.train_config.clip, color="k", ls=":", lw=0.8)
         for ax in axes[r, :2]:
             ax.set_ylim(-0.03, 1.03)
-        counts = ", ".join(f"{oc.count(o)} {o}" for o in OUTCOMES if oc.count(o))
-        axes[r, 0].set_title(f"{arch}: {len(oc)} networks ({counts})", fontsize=9, loc="left")
+        n = c["phrase"].shape[0]
+        counts = ("" if oc is None
+                  else " (" + ", ".join(f"{oc.count(o)} {o}" for o in OUTCOMES if oc.count(o)) + ")")
+        axes[r, 0].set_title(f"{arch}: {n} networks{counts}", fontsize=9, loc="left")
     for ax in axes[-1]:
         ax.set_xlabel("training step")
-    handles = [plt.Line2D([], [], color=_COLOURS[o], label=o) for o in OUTCOMES]
-    fig.legend(handles=handles, loc="upper center", ncol=4, fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    if threshold is not None:
+        handles = [plt.Line2D([], [], color=_COLOURS[o], label=o) for o in OUTCOMES]
+        fig.legend(handles=handles, loc="upper center", ncol=4, fontsize=8, frameon=False)
+        fig.tight_layout(rect=(0, 0, 1, 0.95))
+    else:
+        fig.tight_layout()
     return fig
 
 
