@@ -125,3 +125,29 @@ def test_failed_precondition_makes_its_findings_not_testable(monkeypatch):
     assert gated.status == "not testable" and "demo/solves" in gated.note
     # only findings count in the headline
     assert claims.counts_text(bad.claims).endswith("(of 1 findings)")
+
+
+def test_a_precondition_owned_elsewhere_gates_when_decided_here(monkeypatch, tmp_path):
+    monkeypatch.setenv("COMPANION_CACHE", str(tmp_path))  # an empty claims store: the owner has not run
+
+    def entry(cid, chapter, **kw):
+        return registry.Entry(id=cid, paper="aitken2021", chapter=chapter, figure="F", statement="s",
+                              source="t", statistic="s", reference={}, added="2026-12-01", **kw)
+
+    pre = entry("owner/solves", "owner", rule={"test": "rate_at_least", "threshold": 0.5, "min_n": 3},
+                tier="precondition")
+    find = entry("demo/effect", "demo", rule={"test": "greater"}, requires=("owner/solves",))
+    monkeypatch.setattr(registry, "entries", lambda: {pre.id: pre, find.id: find})
+    data = dict(a=[5.0, 6.0, 7.0], b=[1.0, 2.0, 2.5])
+    # not decided here and not in the store: not met
+    assert ChapterCard(_settings()).check("demo/effect", **data).status == "not testable"
+    solved = ChapterCard(_settings())
+    assert solved.gate("owner/solves", successes=10, trials=10) == "pass"
+    assert solved.check("demo/effect", **data).status == "pass"
+    assert [e.id for e in solved.links] == ["owner/solves"] and not any(c.id == "owner/solves"
+                                                                        for c in solved.claims)
+    unsolved = ChapterCard(_settings())
+    assert unsolved.gate("owner/solves", successes=0, trials=10) == "fail"
+    assert unsolved.check("demo/effect", **data).status == "not testable"
+    with pytest.raises(ValueError, match="only preconditions gate"):
+        ChapterCard(_settings()).gate("demo/effect", **data)

@@ -40,6 +40,7 @@ class ChapterCard:
         self.claims: list[C.Claim] = []
         self.links: list[registry.Entry] = []
         self.tables: dict[str, dict] = {}
+        self.gates: dict[str, str] = {}
 
     def table(self, frame: pd.DataFrame, name: str = "ours beside the authors") -> pd.DataFrame:
         """Keep a chapter's summary table (ours beside the authors', row for row) for the recorded run.
@@ -102,8 +103,9 @@ class ChapterCard:
 
     def _failed_preconditions(self, entry: registry.Entry) -> list[str]:
         """The preconditions of ``entry`` that did not pass. A precondition of this chapter must be
-        checked before the findings that rest on it; one owned by another chapter is read from the
-        claims store of this profile (missing there: treated as not met)."""
+        checked before the findings that rest on it; one owned by another chapter is taken from
+        :meth:`gate` when this chapter decided it on its own data, otherwise read from the claims store
+        of this profile (missing there: treated as not met)."""
         out = []
         here = {c.id: c for c in self.claims}
         for pre in entry.requires:
@@ -112,6 +114,8 @@ class ChapterCard:
                 if pre not in here:
                     raise ValueError(f"{entry.id} requires {pre}: check the precondition first")
                 ok = here[pre].status == "pass"
+            elif pre in self.gates:
+                ok = self.gates[pre] == "pass"
             else:
                 stored = {c.id: c for c in C.load_store(self.settings.profile) if c.chapter == owner}
                 ok = pre in stored and stored[pre].status == "pass"
@@ -133,6 +137,20 @@ class ChapterCard:
             return f"{k1}/{n1} vs {k2}/{n2}: difference {stats.fmt(v.estimate)} {iv} (Newcombe)"
         what = "difference" if t in ("greater", "less") else "mean"
         return f"{what} {stats.fmt(v.estimate)} {iv} ({v.method}, n={v.n})"
+
+    def gate(self, cid: str, *, values=None, a=None, b=None, successes=None, trials=None) -> str:
+        """Decide another chapter's precondition ``cid`` on this chapter's own data, to gate findings here.
+
+        The data must be what the owner decides it on (the same cached networks), so the verdict is the
+        owner's; deciding it here means a finding never waits for, or depends on the order of, the
+        chapter that owns its precondition. Shown as a link (:meth:`see`), not counted here. Returns
+        the status."""
+        if registry.get(cid).tier != "precondition":
+            raise ValueError(f"{cid!r} is a {registry.get(cid).tier}; only preconditions gate")
+        entry = self.see(cid)
+        v = registry.decide(entry, values=values, a=a, b=b, successes=successes, trials=trials)
+        self.gates[cid] = v.status
+        return v.status
 
     def see(self, cid: str) -> registry.Entry:
         """Point to a claim another chapter owns (the same runs): shown, not counted here."""
