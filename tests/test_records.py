@@ -92,11 +92,18 @@ def test_record_then_verify_a_small_chapter(tmp_path, monkeypatch):
     assert rec["claims"], "the chapter recorded no claims"
     ok, diffs = recording.verify(chapter, "smoke")
     assert ok, diffs
+    assert records.verified_text(rec) == "not verified"
+    records.mark_verified(chapter, "smoke", ok, diffs, 1.0)
+    stamped = json.loads(path.read_text())
+    assert stamped["verified"]["agree"] and stamped["claims"] == rec["claims"]
+    assert records.verified_text(stamped).startswith("verified ")
     # a tampered record is caught
     rec["claims"][0]["estimate"] = (rec["claims"][0]["estimate"] or 0) + 1.0
     path.write_text(json.dumps(rec))
     ok, diffs = recording.verify(chapter, "smoke")
     assert not ok and diffs
+    records.mark_verified(chapter, "smoke", ok, diffs, 1.0)
+    assert "differs" in records.verified_text(json.loads(path.read_text()))
 
 
 def test_budget_ratio_range(monkeypatch):

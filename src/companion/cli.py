@@ -247,9 +247,13 @@ def _plan(args) -> int:
 
 
 def _verify(args) -> int:
+    import time
+
     from . import recording, records
 
+    t0 = time.perf_counter()
     ok, diffs = recording.verify(args.chapter, args.profile)
+    records.mark_verified(args.chapter, args.profile, ok, diffs, time.perf_counter() - t0)
     if ok:
         print(f"{args.chapter}: the re-run agrees with the {args.profile} record (verdicts; estimates within "
               f"rel {records.VERIFY_RTOL:g})")

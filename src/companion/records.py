@@ -130,6 +130,32 @@ def _write(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
+def mark_verified(chapter: str, profile: str, agree: bool, differences: list[str], wall_s: float) -> Path:
+    """Stamp a record with its latest verification: a re-run on a second process
+    (``companion verify``), at which commit, when, and whether it agreed.
+
+    Only the ``verified`` key changes; the recorded verdicts stay as they were."""
+    path = record_path(chapter, profile)
+    rec = load(chapter, profile)
+    if rec is None:
+        raise config.ConfigError(f"no record for {chapter!r} under {profile!r} ({path})")
+    rec["verified"] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "commit": commit(),
+                       "agree": bool(agree), "differences": list(differences), "wall_s": round(wall_s, 1)}
+    _write(path, rec)
+    return path
+
+
+def verified_text(rec: dict) -> str:
+    """One phrase: whether and how the record was verified."""
+    v = rec.get("verified")
+    if not v:
+        return "not verified"
+    when = f"{v['date'][:10]} at commit {v['commit'][:10]}"
+    if v["agree"]:
+        return f"verified {when}: the re-run agrees"
+    return f"re-run {when} differs ({len(v['differences'])} differences)"
+
+
 def cpu_seconds() -> float:
     """CPU time (user + system) of this process and of every child it has reaped: the kernels, and the
     worker processes with the kernels they reaped. Unlike wall time it does not grow when other work
@@ -409,7 +435,7 @@ def cost_table() -> str:
 
 def provenance_table(profile: str = "paper") -> str:
     """Every record of ``profile``, one markdown row per chapter: its findings' verdicts, its provenance."""
-    rows = ["| chapter | findings | provenance |", "|---|---|---|"]
+    rows = ["| chapter | findings | complete | verified | provenance |", "|---|---|---|---|---|"]
     for ch in config.chapter_ids():
         rec = load(ch, profile)
         if rec is None:
@@ -418,7 +444,9 @@ def provenance_table(profile: str = "paper") -> str:
         verdicts = C.counts_text(found) if found else "preconditions only"
         if stale_ids(rec):
             verdicts += "; stale (a rule changed since)"
-        rows.append(f"| {ch} | {verdicts} | {provenance(rec).replace('|', '/')} |")
+        complete = "partial" if rec.get("partial") else "yes"
+        rows.append(f"| {ch} | {verdicts} | {complete} | {verified_text(rec)} | "
+                    f"{provenance(rec).replace('|', '/')} |")
     return "\n".join(rows)
 
 
