@@ -55,9 +55,11 @@ check-html: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
 
-# Cold build of a fixed set of chapters (quick) with 1 and 2 workers, side by side, and a 4-seed sweep.
+# Cold build of a fixed set of chapters (quick) with 1 and 2 workers, side by side, and a 4-seed sweep;
+# then the whole cold quick build as a multiple of a probe measured in the same run.
 bench-build: $(STAMP)
 	$(BIN)/python benchmarks/bench_build.py --sweep f-em1
+	$(BIN)/python benchmarks/bench_quick_build.py
 
 clean:
 	rm -rf book/_build _build companion-runs
