@@ -496,3 +496,35 @@ def test_f_trend_reads_the_tables_own_programs(profile):
     assert {s["table"] for s in settings} >= {"T-D1", "T-D2a"}
     for s in settings:
         assert key(studies.trend_config(s, S.dtype)) in tables, s
+
+
+def test_table_a1_runs_give_the_authors_printed_mean_and_sd():
+    """The per-run FTPT kept for the T-A1 figure reproduce the mean and SD the authors printed."""
+    from companion.pandey2022.reference import REFERENCE
+
+    runs = REFERENCE["T-A1-RUNS"].groupby("normaliser")["ftpt"]
+    table = REFERENCE["T-A1"].query("aggregate == 'all runs'").set_index("normaliser")
+    assert (runs.size() == table["n"]).all()
+    assert np.allclose(runs.mean()[table.index], table["ftpt"], atol=0.01)
+    assert np.allclose(runs.std(ddof=1)[table.index], table["ftpt_sd"], atol=0.01)
+
+
+def test_trend_lines_draw_the_authors_runs_beside_ours():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from companion.pandey2022 import plots
+
+    ours = pd.DataFrame({"method": ["softmax", "softmax", "sparsemax", "sparsemax"], "layer": "zeroth",
+                         "ftpt": [90.0, 70.0, 99.0, 98.0]})
+    fig = plots.trend_lines(ours, "method", "ftpt", "layer", paper={"softmax": [80.0, 100.0], "other": [1.0]})
+    ax = fig.axes[0]
+    labels = ax.get_legend_handles_labels()[1]
+    assert sorted(labels) == ["authors: each run", "authors: mean ± sd", "ours: layer zeroth"]
+    crosses = ax.collections[-1].get_offsets()
+    assert np.allclose(crosses[:, 1], [80.0, 100.0])  # only the x value both ran; "other" is not on the axis
+    assert np.all((crosses[:, 0] > 0) & (crosses[:, 0] < 0.5))  # beside our softmax point, not on it
+    plt.close(fig)
