@@ -120,7 +120,7 @@ def p_inp(a: Analysis, member: int = 0, max_points: int = 3000,
 #: Cell size of the angle heat maps (inches): room for a three-digit angle at 8 pt, so the printed
 #: numbers never run together; above ``_ANNOT_MAX`` rows or columns the cells stay small and only the
 #: colour bar reads.
-_CELL_W, _CELL_H, _ANNOT_MAX = 0.5, 0.36, 14
+_CELL_W, _CELL_H, _ANNOT_MAX = 0.5, 0.3, 14
 
 
 def _angle_heatmap(M: np.ndarray, xlabels, ylabels) -> tuple[plt.Figure, plt.Axes]:
@@ -134,6 +134,7 @@ def _angle_heatmap(M: np.ndarray, xlabels, ylabels) -> tuple[plt.Figure, plt.Axe
                 annot_kws={"fontsize": 8}, xticklabels=list(xlabels), yticklabels=list(ylabels),
                 cbar_kws={"label": "angle (degrees)"})
     ax.tick_params(labelsize=9)
+    ax.tick_params(axis="y", labelrotation=0)  # words read across, not down
     return fig, ax
 
 
