@@ -148,3 +148,16 @@ def test_malformed_new_keys_are_refused(raw, needle):
     base = {"figure": "F", "statement": "s", "source": "[T]", "statistic": "st", "added": "2026-12-03"}
     with pytest.raises(ConfigError, match=re.escape(needle)):
         registry._check_entry("demo/x", "demo", {**base, **raw}, "demo.yml")
+
+
+def test_a_per_cell_rule_is_simulated_at_the_bonferroni_level():
+    # K alike cells pass or fail together, so one cell at 1 - 0.05 / K decides: an effect of 1 sd needs
+    # n = 7 at 95 % (above) and more at 99.44 % (nine cells)
+    one = entry("greater", paper={"value": 2.0, "sd": 2.0}, min_n=3)
+    nine = entry("greater", paper={"value": 2.0, "sd": 2.0}, min_n=3, per_cell=9)
+    f1, f9 = plan.feasibility(one, row={}), plan.feasibility(nine, row={})
+    assert f1.n_pass == 7 and f9.n_pass > f1.n_pass and f9.ok
+    level = 1 - 0.05 / 9
+    n = f9.n_pass  # the least n whose t interval at the per-cell level excludes 0
+    assert 2.0 - plan._t(n - 1, level) * 2.0 / math.sqrt(n) > 0
+    assert 2.0 - plan._t(n - 2, level) * 2.0 / math.sqrt(n - 1) <= 0

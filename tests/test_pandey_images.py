@@ -310,3 +310,32 @@ def test_reference_effects_are_the_authors_paired_differences():
     assert eff.loc["later-layer-ftpt", "n"] == 3
     fails = REFERENCE["IMAGE-FAILURES"].set_index("setting")
     assert (fails.loc["k0.005", "failed"], fails.loc["lr0.003", "failed"]) == (1, 3)
+
+
+def test_authors_marks_land_on_the_bars_of_their_settings():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from companion.pandey2022 import image_plots as P
+    from companion.pandey2022 import image_report as R
+
+    paper = R.paper_means(normalisers=["softmax"])
+    # their sixth layer is our "last"; only the main learning rate
+    assert set(paper.layer) == {"zeroth", "last"} and np.allclose(paper.lr, 0.0005)
+    z0 = paper[(paper.layer == "zeroth") & (paper.k == 0)].iloc[0]
+    assert np.isclose(z0.train_ftpt, (84.49 + 79.69 + 84.36) / 3)
+    # our settings: two the authors ran (zeroth / 0, last / 0.003), one they did not (zeroth / 0.1)
+    ours = pd.DataFrame({"layer": ["zeroth", "last", "zeroth"], "k": [0.0, 0.003, 0.1],
+                         **{f"train_{c}": [50.0, 60.0, 70.0] for c in ("ftpt", "ffpt", "ftpf", "ffpf")}})
+    g = ours.groupby(["layer", "k"], sort=False).mean()
+    marks = P._paper_marks(g.index, ["layer", "k"], paper, "train")
+    assert [m[0] for m in marks] == [0, 1]
+    l3 = paper[(paper.layer == "last") & np.isclose(paper.k, 0.003)].iloc[0]
+    assert np.allclose(marks[1][1:], (l3.train_ftpt, l3.train_ffpt))
+    fig = P.plot_category_bars(ours, ["layer", "k"], paper=paper, paper_label="authors (CIFAR-10)")
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert "authors (CIFAR-10): FTPT" in labels and "authors (CIFAR-10): FTPT + FFPT" in labels
+    plt.close(fig)

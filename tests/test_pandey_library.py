@@ -496,3 +496,64 @@ def test_f_trend_reads_the_tables_own_programs(profile):
     assert {s["table"] for s in settings} >= {"T-D1", "T-D2a"}
     for s in settings:
         assert key(studies.trend_config(s, S.dtype)) in tables, s
+
+
+def test_table_a1_runs_give_the_authors_printed_mean_and_sd():
+    """The per-run FTPT kept for the T-A1 figure reproduce the mean and SD the authors printed."""
+    from companion.pandey2022.reference import REFERENCE
+
+    runs = REFERENCE["T-A1-RUNS"].groupby("normaliser")["ftpt"]
+    table = REFERENCE["T-A1"].query("aggregate == 'all runs'").set_index("normaliser")
+    assert (runs.size() == table["n"]).all()
+    assert np.allclose(runs.mean()[table.index], table["ftpt"], atol=0.01)
+    assert np.allclose(runs.std(ddof=1)[table.index], table["ftpt_sd"], atol=0.01)
+
+
+def test_trend_lines_draw_the_authors_runs_beside_ours():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    from companion.pandey2022 import plots
+
+    ours = pd.DataFrame({"method": ["softmax", "softmax", "sparsemax", "sparsemax"], "layer": "zeroth",
+                         "ftpt": [90.0, 70.0, 99.0, 98.0]})
+    fig = plots.trend_lines(ours, "method", "ftpt", "layer", paper={"softmax": [80.0, 100.0], "other": [1.0]})
+    ax = fig.axes[0]
+    labels = ax.get_legend_handles_labels()[1]
+    assert sorted(labels) == ["authors: each run", "authors: mean ± sd", "ours: layer zeroth"]
+    crosses = ax.collections[-1].get_offsets()
+    assert np.allclose(crosses[:, 1], [80.0, 100.0])  # only the x value both ran; "other" is not on the axis
+    assert np.all((crosses[:, 0] > 0) & (crosses[:, 0] < 0.5))  # beside our softmax point, not on it
+    plt.close(fig)
+
+
+def test_cell_differences_pair_runs_within_each_cell():
+    import pandas as pd
+
+    from companion.pandey2022 import studies as St
+
+    rows = []
+    for layer, shift in (("zeroth", 0.0), ("first", 1.0)):
+        for fw, cw in ((50, 50), (50, 200)):
+            for seed in ((1, 0) if layer == "zeroth" else (0, 1)):  # pairing follows the seed, not the rows
+                rows.append({"layer": layer, "focus_width": fw, "cls_width": cw, "seed": seed,
+                             "ftpt": 10.0 * seed + cw / 10 + shift * (cw / 50)})
+    # a cell run at one layer only is left out
+    rows.append({"layer": "zeroth", "focus_width": 100, "cls_width": 50, "seed": 0, "ftpt": 1.0})
+    d = St.cell_differences(pd.DataFrame(rows), "ftpt", {"layer": "first"}, {"layer": "zeroth"})
+    assert list(d) == ["focus 50 / classifier 50", "focus 50 / classifier 200"]
+    assert d["focus 50 / classifier 50"].tolist() == [1.0, 1.0]
+    assert d["focus 50 / classifier 200"].tolist() == [4.0, 4.0]
+
+
+def test_the_t_cplx_cells_behind_the_per_cell_claims_text():
+    """The registry's text for t-cplx/first-raises-ftpt (raises of 4.4 to 13.8 pp in eight cells, one tie)."""
+    from companion.pandey2022.reference import REFERENCE
+
+    t = REFERENCE["T-CPLX"].pivot_table(index=["focus_width", "cls_width"], columns="layer", values="ftpt")
+    d = (t["first"] - t["zeroth"]).round(2)
+    assert len(d) == 9 and (d == 0).sum() == 1 and d[(50, 200)] == 0
+    assert (d[d > 0].min(), d.max()) == (4.39, 13.81)

@@ -166,3 +166,52 @@ def test_revisions_are_dated_and_explained():
     for e in registry.entries().values():
         for r in e.revisions:
             assert str(r["date"]) and len(str(r["why"])) > 10, e.id
+
+
+def test_per_cell_rule_passes_only_when_every_cell_passes():
+    e = entry("at_least", threshold=-3, per_cell=3, min_n=3, range=[-100, 100])
+    assert e.cell_level(0.95) == pytest.approx(1 - 0.05 / 3)
+    good = [4.0, 5.0, 6.0, 5.5]  # mean 5.125, sd 0.854: the 98.33 % t quantile (3 df) 4.857 -> [3.05, 7.20]
+    bad = [-9.0, -10.0, -11.0, -10.5]  # [-12.20, -8.05]: wholly below -3, this cell fails
+    wide = [-20.0, 25.0, 3.0, -1.0]  # straddles -3 at the per-cell level
+    v = registry.decide(e, values={"c1": good, "c2": good, "c3": good})
+    assert v.status == "pass" and v.extra["cells"] == {"c1": "pass", "c2": "pass", "c3": "pass"}
+    assert (v.lo, v.hi) == pytest.approx((3.0514, 7.1986), abs=1e-3)  # the Bonferroni t interval
+    # one failing cell fails the claim, whatever the others say, and is the cell shown
+    v = registry.decide(e, values={"c1": good, "c2": bad, "c3": wide})
+    assert v.status == "fail" and v.extra["deciding_cell"] == "c2" and v.estimate == pytest.approx(-10.125)
+    v = registry.decide(e, values={"c1": good, "c2": wide, "c3": good})
+    assert v.status == "undecided" and v.extra["deciding_cell"] == "c2"
+    # fewer cells than the statement covers: all passing is not "every cell"
+    v = registry.decide(e, values={"c1": good, "c2": good})
+    assert v.status == "undecided" and "of 2 cells run (3 needed)" in v.detail
+    assert registry.decide(e, values={}).status == "undecided"
+
+
+def test_per_cell_level_is_bonferroni_and_decides_what_one_cell_at_95_would_not():
+    # a cell whose 95 % interval clears 0 but whose 98.33 % (three cells) interval does not
+    e = entry("greater", per_cell=3, min_n=3)
+    a, b = [2.0, 3.0, 1.0, 2.5, 1.5], [0.0] * 5  # mean 2, sd 0.79: lower end 1.018 at 95 %, 0.600 at 98.33 %
+    alone = registry.decide(entry("greater", min_n=3), a=a, b=b)
+    v = registry.decide(e, a={"x": a, "y": a, "z": a}, b={"x": b, "y": b, "z": b})
+    assert alone.status == v.status == "pass"
+    assert (alone.lo, v.lo) == pytest.approx((1.0184, 0.5997), abs=1e-3)
+    tight = [0.6, 1.6, 0.1, 1.1, 0.6]  # mean 0.8: lower end 0.092 at 95 %, -0.210 at 98.33 %
+    assert registry.decide(entry("greater", min_n=3), a=tight, b=b).status == "pass"
+    bs = {"x": b, "y": b, "z": b}
+    assert registry.decide(e, a={"x": tight, "y": a, "z": a}, b=bs).status == "undecided"
+    assert "Bonferroni" in e.rule_text(0.95) and "98.33%" in e.rule_text(0.95)
+    with pytest.raises(TypeError, match="per-cell"):
+        registry.decide(e, a=a, b=b)
+
+
+@pytest.mark.parametrize("rule, needle", [
+    ({"test": "matches", "margin": 1, "per_cell": 3}, "rule.per_cell applies to"),
+    ({"test": "greater", "per_cell": 1}, "whole number >= 2"),
+    ({"test": "greater", "per_cell": True}, "whole number >= 2"),
+])
+def test_a_malformed_per_cell_rule_is_refused(rule, needle):
+    raw = {"figure": "F", "statement": "s", "source": "[T]", "statistic": "st", "added": "2026-12-03",
+           "paper": {"value": 1.0}, "rule": rule}
+    with pytest.raises(ConfigError, match=re.escape(needle)):
+        registry._check_entry("demo/x", "demo", raw, "demo.yml")

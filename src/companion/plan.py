@@ -101,8 +101,11 @@ def expected_interval(entry: registry.Entry, mean: float, sd: float, n: int, lev
 
 
 def _status(entry, mean, sd, n, level, rates=None) -> str:
+    """The rule's outcome on the expected interval. A per-cell rule is simulated as K cells alike, each
+    at the Bonferroni level: all pass or all fail together, so one cell at that level decides."""
     if n < entry.min_n:
         return "undecided"
+    level = entry.cell_level(level)
     return registry.status_of(entry, expected_interval(entry, mean, sd, n, level, rates))
 
 

@@ -46,6 +46,14 @@ Decision rules (95 % intervals, :mod:`companion.stats`), each with three outcome
 
 Every rule has ``min_n`` (default 3): with fewer seeds (or trials) the claim is undecided.
 
+``per_cell: K`` (at_least, at_most, greater, less) turns a rule into a statement about every one of the K
+cells of the paper's table (e.g. "in every width cell"). The chapter passes the data cell by cell (a
+mapping cell label -> values, or -> a and b); each cell is decided by the rule on its own, at the level
+1 - (1 - level) / K (Bonferroni: the error rate split over the K cells, so that the chance that any cell
+errs stays within the rule's). The claim passes when all K cells pass, fails when any cell fails, and is
+undecided otherwise (fewer than K cells run included). The verdict's estimate and interval are those of
+the deciding cell: a failing cell, else the cell closest to failing.
+
 ``paper: {value: d, rates: [p1, p2]}`` (rate_higher / rate_lower only): the two rates behind the paper's
 difference d = p1 - p2 (each in [0, 1]), where the paper's runs give them (e.g. the share of the
 authors' runs above a level, derived from their per-run values or their mean and SD). The feasibility
@@ -94,7 +102,9 @@ KEYS = {"figure", "statement", "source", "paper", "statistic", "rule", "added", 
         "testable_with", "see_also", "tier", "requires", "seeds_needed", "assumed"}
 #: The most seeds a ``seeds_needed`` declaration may ask for.
 SEEDS_CAP = 100
-RULE_KEYS = {"test", "margin", "threshold", "min_n", "min_effect", "paired", "interval", "range"}
+RULE_KEYS = {"test", "margin", "threshold", "min_n", "min_effect", "paired", "interval", "range", "per_cell"}
+#: Rules that may be decided cell by cell (``per_cell: K``).
+CELL_TESTS = ("at_least", "at_most", "greater", "less")
 #: Rules whose statistic is a mean (or a difference of means) and so may declare a ``range``.
 MEAN_TESTS = ("matches", "at_least", "at_most", "greater", "less")
 
@@ -129,6 +139,16 @@ class Entry:
     @property
     def min_n(self) -> int:
         return int(self.rule.get("min_n", 3))
+
+    @property
+    def cells(self) -> int:
+        """K of a ``per_cell: K`` rule (0: decided on the pooled data)."""
+        return int(self.rule.get("per_cell") or 0)
+
+    def cell_level(self, level: float) -> float:
+        """The level each cell is decided at: Bonferroni's 1 - (1 - level) / K (``level`` itself when the
+        rule is not per cell)."""
+        return 1.0 - (1.0 - level) / self.cells if self.cells else level
 
     @property
     def bounds(self) -> tuple[float, float] | None:
@@ -214,8 +234,19 @@ class Entry:
         return text
 
     def _rule_text(self, level: float | None = None) -> str:
+        level = stats.active_level() if level is None else level
+        if self.cells:
+            k = self.cells
+            return (f"Per cell, in each of the {k} cells: {self._cell_rule_text(self.cell_level(level))} "
+                    f"Every cell passes → pass; any cell fails → fail; otherwise (fewer than {k} cells run "
+                    f"included) undecided. Each cell at {stats.level_text(self.cell_level(level))}: the "
+                    f"{stats.level_text(1 - level)} error rate of a {stats.level_text(level)} interval "
+                    f"split over the {k} cells (Bonferroni).")
+        return self._cell_rule_text(level)
+
+    def _cell_rule_text(self, level: float) -> str:
         r, t, n = self.rule, self.test, self.min_n
-        pct = stats.level_text(stats.active_level() if level is None else level)
+        pct = stats.level_text(level)
         how = f" Interval: {self.interval_text()}."
         if t == "matches":
             lo, hi = self.target()
@@ -304,6 +335,13 @@ def _check_entry(cid: str, chapter: str, raw: Any, where: str) -> None:
                 and all(math.isfinite(v) for v in rng) and rng[0] < rng[1]):
             raise ConfigError(f"{where}: {cid}: rule.range must be [lo, hi], two finite numbers with "
                               f"lo < hi, got {rng!r}")
+    if "per_cell" in rule:
+        k = rule["per_cell"]
+        if t not in CELL_TESTS:
+            raise ConfigError(f"{where}: {cid}: rule.per_cell applies to {', '.join(CELL_TESTS)}")
+        if not (isinstance(k, int) and not isinstance(k, bool) and k >= 2):
+            raise ConfigError(f"{where}: {cid}: rule.per_cell is the number of cells, a whole number >= 2, "
+                              f"got {k!r}")
     if raw.get("tier", "finding") not in TIERS:
         raise ConfigError(f"{where}: {cid}: tier must be one of {', '.join(TIERS)}")
     if not isinstance(raw.get("requires", []), list):
@@ -443,6 +481,8 @@ def decide(entry: Entry, *, values=None, a=None, b=None, successes=None, trials=
     :func:`companion.stats.active_level`: 95 %, or a staged record's per-look level)."""
     r, t = entry.rule, entry.test
     level = stats.active_level() if level is None else float(level)
+    if entry.cells:
+        return _decide_cells(entry, level, values=values, a=a, b=b)
     if t in ("matches", "at_least", "at_most"):
         if values is None:
             raise TypeError(f"{entry.id}: rule {t!r} needs values=<one number per seed>")
@@ -482,3 +522,48 @@ def decide(entry: Entry, *, values=None, a=None, b=None, successes=None, trials=
         return Verdict("undecided", iv.estimate, iv.lo, iv.hi, iv.n, iv.method,
                        f"needs ≥ {entry.min_n} trials per rate, has {iv.n}", extra=counts)
     return Verdict(status_of(entry, iv), iv.estimate, iv.lo, iv.hi, iv.n, iv.method, extra=counts)
+
+
+_ORDER = {"fail": 0, "undecided": 1, "pass": 2}
+
+
+def _decide_cells(entry: Entry, level: float, *, values=None, a=None, b=None) -> Verdict:
+    """A ``per_cell: K`` rule: each cell decided alone at the Bonferroni level; all K pass -> pass, any
+    fails -> fail, else undecided. ``values`` (or ``a`` and ``b``): a mapping cell label -> the cell's
+    data."""
+    data = values if values is not None else a
+    if not isinstance(data, dict) or (values is None and not isinstance(b, dict)):
+        raise TypeError(f"{entry.id}: a per-cell rule needs values={{cell: values}} "
+                        "(or a={cell: values}, b={cell: values})")
+    single = Entry(**{**entry.__dict__, "rule": {k: v for k, v in entry.rule.items() if k != "per_cell"}})
+    lv = entry.cell_level(level)
+    cells = {}
+    for label in data:
+        if values is not None:
+            cells[label] = decide(single, values=values[label], level=lv)
+        elif label in b:
+            cells[label] = decide(single, a=a[label], b=b[label], level=lv)
+    k = entry.cells
+    counts = {s: sum(v.status == s for v in cells.values()) for s in ("pass", "fail", "undecided")}
+    if counts["fail"]:
+        status = "fail"
+    elif counts["pass"] == len(cells) and len(cells) >= k:
+        status = "pass"
+    else:
+        status = "undecided"
+    detail = (f"per cell at {stats.level_text(lv)}: {counts['pass']} pass, {counts['fail']} fail, "
+              f"{counts['undecided']} undecided, of {len(cells)} cells run ({k} needed)")
+    if not cells:
+        nan = float("nan")
+        return Verdict("undecided", nan, nan, nan, 0, "per cell", detail)
+    above = entry.test in ("at_least", "greater")
+
+    def closeness(item):  # worst status first, then the cell whose interval lies nearest the wrong side
+        v = item[1]
+        edge = v.lo if above else -v.hi
+        return _ORDER[v.status], edge if math.isfinite(edge) else -math.inf
+
+    label, v = min(cells.items(), key=closeness)
+    extra = {"cells": {c: cv.status for c, cv in cells.items()}, "deciding_cell": label}
+    return Verdict(status, v.estimate, v.lo, v.hi, v.n, f"{v.method}, per cell",
+                   f"{detail}; shown: {label}" + (f" ({v.detail})" if v.detail else ""), extra)

@@ -73,7 +73,7 @@ MAIN_FINDINGS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         ("Where the attention averages matters: averaging at a later layer makes models more "
          "interpretable (higher FTPT).",
          ("t-d1/*-raises-ftpt", "t-d1/second-ftpt", "t-d2a/first-raises-ftpt", "t-d2b/*-ftpt", "t-layer/d2-*",
-          "t-cifar-ent/later-layer-*", "t-cifar-ecml/*-raises-ftpt")),
+          "t-cifar-ent/later-layer-*", "t-cifar-ecml/*-raises-ftpt", "t-cplx/first-raises-ftpt")),
         ("The sizes of the two networks matter: a more powerful classifier, or too weak a focus net, "
          "lowers interpretability.",
          ("t-cplx-d1/*", "t-cplx/ftpt-high")),

@@ -17,8 +17,13 @@ plotting.set_theme()
 
 
 # --------------------------------------------------------------------------------------------------
-def plot_category_bars(df: pd.DataFrame, group_cols: list[str], split: str = "train", title: str = ""):
-    """Stacked bars of FTPT / FFPT / FTPF / FFPF (mean over seeds) per setting."""
+def plot_category_bars(df: pd.DataFrame, group_cols: list[str], split: str = "train", title: str = "",
+                       paper: pd.DataFrame | None = None, paper_label: str = "authors"):
+    """Stacked bars of FTPT / FFPT / FTPF / FFPF (mean over seeds) per setting.
+
+    ``paper``: the authors' settings (the ``group_cols`` and ``{split}_ftpt``, ``{split}_ffpt``, mean over
+    their runs); where a bar's setting is one of theirs, their FTPT (diamond) and FTPT + FFPT (triangle) are
+    marked on it, in the legend as ``paper_label``."""
     cats = ["ftpt", "ffpt", "ftpf", "ffpf"]
     g = df.groupby(group_cols, sort=False)[[f"{split}_{c}" for c in cats]].mean()
     labels = [" / ".join(str(v) for v in (idx if isinstance(idx, tuple) else (idx,))) for idx in g.index]
@@ -29,14 +34,42 @@ def plot_category_bars(df: pd.DataFrame, group_cols: list[str], split: str = "tr
         vals = g[f"{split}_{c}"].to_numpy()
         ax.bar(range(len(g)), vals, bottom=bottom, color=col, label=c.upper())
         bottom += vals
+    marked = _paper_marks(g.index, group_cols, paper, split) if paper is not None else []
+    for n, (i, ftpt, ffpt) in enumerate(marked):
+        first = n == 0
+        ax.plot([i], [ftpt], "D", ms=7, mfc="white", mec="#c0392b", mew=1.6, clip_on=False,
+                label=f"{paper_label}: FTPT" if first else None)
+        ax.plot([i], [ftpt + ffpt], "v", ms=7, mfc="white", mec="#c0392b", mew=1.6, clip_on=False,
+                label=f"{paper_label}: FTPT + FFPT" if first else None)
     ax.set_xticks(range(len(g)))
     ax.set_xticklabels(labels, rotation=35, ha="right", fontsize=8)
     ax.set_ylabel(f"% of {split} mosaics")
     ax.set_ylim(0, 100)
-    ax.legend(ncol=4, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0))
+    handles, names = ax.get_legend_handles_labels()
+    order = sorted(range(len(names)), key=lambda j: names[j].startswith(paper_label))  # ours first
+    ax.legend([handles[j] for j in order], [names[j] for j in order], ncol=3 if marked else 4, fontsize=8,
+              loc="lower center", bbox_to_anchor=(0.5, 1.0))
     if title:
-        ax.set_title(title, pad=24)
+        ax.set_title(title, pad=38 if marked else 24)
     return fig
+
+
+def _paper_marks(index, group_cols: list[str], paper: pd.DataFrame,
+                 split: str) -> list[tuple[int, float, float]]:
+    """(bar position, the authors' FTPT, their FFPT) for every bar whose setting the authors ran (numbers
+    compared with np.isclose, so k = 0.003 matches whatever float the run stored)."""
+    out = []
+    for i, idx in enumerate(index):
+        key = idx if isinstance(idx, tuple) else (idx,)
+        keep = np.ones(len(paper), dtype=bool)
+        for col, v in zip(group_cols, key):
+            col_v = paper[col].to_numpy()
+            keep &= (np.isclose(col_v.astype(float), float(v)) if isinstance(v, (int, float, np.number))
+                     and not isinstance(v, bool) else col_v == v)
+        rows = paper[keep]
+        if len(rows) == 1 and pd.notna(rows[f"{split}_ftpt"].iloc[0]):
+            out.append((i, float(rows[f"{split}_ftpt"].iloc[0]), float(rows[f"{split}_ffpt"].iloc[0])))
+    return out
 
 
 def plot_paired_seeds(df: pd.DataFrame, column: str, settings: list[tuple[str, dict]], ylabel: str = "",

@@ -151,6 +151,16 @@ def cifar_table(df: pd.DataFrame, S, metrics=METRICS, normalisers=None) -> pd.Da
     return pd.DataFrame(rows)
 
 
+def paper_means(normalisers=None, lr: float = 0.0005) -> pd.DataFrame:
+    """The authors' CIFAR-10 settings at their main learning rate (mean over their seeds), ``layer`` named
+    by our role as in :func:`cifar_table`: their sixth is our "last"."""
+    t = REFERENCE["T-CIFAR-MEAN"]
+    t = t[np.isclose(t["lr"], lr)]
+    if normalisers:
+        t = t[t.normaliser.isin(normalisers)]
+    return t.assign(layer=t["layer"].map({"zeroth": "zeroth", "sixth": "last"})).reset_index(drop=True)
+
+
 def _row(layer, norm, k, paper_lr, ours, metrics, paper_row=None) -> dict:
     row = {"layer": layer, "attention": norm, "k": k, "paper lr": paper_lr if paper_lr else "—"}
     n_paper = int(paper_row["n"]) if paper_row is not None else 0

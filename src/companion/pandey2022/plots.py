@@ -227,9 +227,14 @@ def max_alpha_hist(split: dict, title="largest attention weight", ax=None):
     return fig
 
 
-def trend_lines(frame, x: str, y: str, hue: str, title=None, ylabel=None):
+def trend_lines(frame, x: str, y: str, hue: str, title=None, ylabel=None, paper=None,
+                paper_label: str = "authors"):
     """Mean +- sd of ``y`` against ``x`` (e.g. FTPT vs classifier width), one line per ``hue``,
-    with every run as a faint dot."""
+    with every run as a faint dot.
+
+    ``paper``: the authors' runs, ``{x value: [one value per run]}``; drawn beside ours at each ``x`` they
+    ran as black crosses (their runs) and a black diamond with bars (their mean +- sd), in the legend
+    as ``paper_label``."""
     fig, ax = new_figure(1, 1, width=4.8, height=3.4)
     xs = list(dict.fromkeys(frame[x].tolist()))
     pos = {v: i for i, v in enumerate(xs)}
@@ -241,8 +246,19 @@ def trend_lines(frame, x: str, y: str, hue: str, title=None, ylabel=None):
         px = [pos[v] + off for v in st.index]
         col = PALETTE[j % len(PALETTE)]
         ax.errorbar(px, st["mean"], yerr=st["std"].fillna(0), marker="o", capsize=3, color=col,
-                    label=f"{hue} {h}")
+                    label=f"ours: {hue} {h}" if paper else f"{hue} {h}")
         ax.scatter([pos[v] + off for v in g[x]], g[y], s=10, color=col, alpha=0.35)
+    if paper:
+        # to the right of ours, so the two never hide each other
+        shown = [(pos[v], np.asarray(vals, dtype=float)) for v, vals in paper.items()
+                 if v in pos and len(vals)]
+        off = (len(hues) + 1) / 2 * 0.08 + 0.06
+        for k, (p, vals) in enumerate(shown):
+            sd = vals.std(ddof=1) if len(vals) > 1 else 0.0
+            ax.errorbar([p + off], [vals.mean()], yerr=[sd], marker="D", ms=6, capsize=3, color="black",
+                        mfc="white", lw=1.2, label=f"{paper_label}: mean ± sd" if k == 0 else None)
+            ax.scatter(np.full(len(vals), p + off), vals, marker="x", s=18, color="black", lw=1,
+                       label=f"{paper_label}: each run" if k == 0 else None, zorder=3)
     ax.set_xticks(range(len(xs)), [str(v) for v in xs])
     ax.set_xlabel(x)
     ax.set_ylabel(ylabel or y)

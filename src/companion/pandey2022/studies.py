@@ -295,6 +295,21 @@ def values(runs: pd.DataFrame, column: str, **where) -> np.ndarray:
     return _select(runs, where)[column].to_numpy(dtype=float)
 
 
+def cell_differences(runs: pd.DataFrame, column: str, a: dict, b: dict,
+                     cells=("focus_width", "cls_width")) -> dict[str, np.ndarray]:
+    """Per cell (each combination of the ``cells`` columns run under both settings), ``column`` of setting
+    ``a`` minus setting ``b``, paired run by run: the data of a per-cell claim
+    (``card.check(id, values=cell_differences(...))``). Cells run under one setting only are left out."""
+    names = {"focus_width": "focus", "cls_width": "classifier"}
+    out = {}
+    for key in runs[list(cells)].drop_duplicates().sort_values(list(cells)).itertuples(index=False):
+        where = {c: (int(v) if float(v).is_integer() else float(v)) for c, v in zip(cells, key)}
+        p = paired(runs, column, {**a, **where}, {**b, **where})
+        if len(p["a"]):
+            out[" / ".join(f"{names.get(c, c)} {v}" for c, v in where.items())] = p["a"] - p["b"]
+    return out
+
+
 def paired(runs: pd.DataFrame, column: str, a: dict, b: dict) -> dict:
     """``{a: ..., b: ...}``: ``column`` of settings ``a`` and ``b`` paired run by run, for a directional
     claim (``card.check(id, **paired(...))``); both empty if either setting was not run."""

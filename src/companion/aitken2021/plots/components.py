@@ -117,14 +117,33 @@ def p_inp(a: Analysis, member: int = 0, max_points: int = 3000,
     return fig
 
 
+#: Cell size of the angle heat maps (inches): room for a three-digit angle at 8 pt, so the printed
+#: numbers never run together; above ``_ANNOT_MAX`` rows or columns the cells stay small and only the
+#: colour bar reads.
+_CELL_W, _CELL_H, _ANNOT_MAX = 0.5, 0.3, 14
+
+
+def _angle_heatmap(M: np.ndarray, xlabels, ylabels) -> tuple[plt.Figure, plt.Axes]:
+    """A heat map of angles (degrees) sized by its number of cells, each cell's angle printed when the
+    grid is small enough to print it legibly."""
+    rows, cols = M.shape
+    annot = max(rows, cols) <= _ANNOT_MAX
+    cw, ch = (_CELL_W, _CELL_H) if annot else (0.22, 0.2)
+    fig, ax = plotting.new_figure(width=max(4.4, cw * cols + 2.6), height=max(3.6, ch * rows + 1.8))
+    sns.heatmap(M, ax=ax, cmap="viridis_r", vmin=0, vmax=120, annot=annot, fmt=".0f",
+                annot_kws={"fontsize": 8}, xticklabels=list(xlabels), yticklabels=list(ylabels),
+                cbar_kws={"label": "angle (degrees)"})
+    ax.tick_params(labelsize=9)
+    ax.tick_params(axis="y", labelrotation=0)  # words read across, not down
+    return fig, ax
+
+
 def p_ro(a: Analysis) -> plt.Figure:
     """angle between context readout rows (output words) and encoder chi (input words),
     mean over members."""
     ang = a.readout_alignment["angle"]
-    fig, ax = plotting.new_figure(width=4.4, height=3.6)
-    sns.heatmap(_np(ang.mean(0)), ax=ax, cmap="viridis_r", vmin=0, vmax=120, annot=True, fmt=".0f",
-                xticklabels=a.data.in_vocab.tokens, yticklabels=a.data.out_vocab.tokens,
-                cbar_kws={"label": "angle (degrees)"})
+    M = _np(ang.mean(0))
+    fig, ax = _angle_heatmap(M, a.data.in_vocab.tokens, a.data.out_vocab.tokens)
     ax.set_xlabel(r"encoder input word x ($\chi^E_x$)")
     ax.set_ylabel("readout row of output word y")
     ax.set_title(f"{a.arch}: input/readout alignment (mean of {ang.shape[0]})")
@@ -168,10 +187,7 @@ def p_ro_pairs(a, rank: dict, label: str = "", member: int = 0, max_pairs: int =
     iv, ov = a.data.in_vocab, a.data.out_vocab
     ang = _np(a.readout_alignment["angle"][member])
     M = np.array([[ang[ov.index(y), iv.index(x)] for x, _ in pairs] for _, y in pairs])
-    fig, ax = plotting.new_figure(width=5.0, height=4.2)
-    sns.heatmap(M, ax=ax, cmap="viridis_r", vmin=0, vmax=120, annot=len(pairs) <= 12, fmt=".0f",
-                xticklabels=[x for x, _ in pairs], yticklabels=[y for _, y in pairs],
-                cbar_kws={"label": "angle (degrees)"})
+    fig, ax = _angle_heatmap(M, [x for x, _ in pairs], [y for _, y in pairs])
     ax.set_xlabel(r"input word x ($\chi^E_x$)")
     ax.set_ylabel("readout row of output word y")
     ax.set_title(f"{label}: input/readout alignment (dictionary pairs on the diagonal)", fontsize=9)

@@ -75,23 +75,33 @@ def p_norm(analyses: Mapping[str, Analysis]) -> plt.Figure:
 
 
 def p_wvar(analyses: Mapping[str, object], max_words: int = 10) -> plt.Figure:
-    """Per word, the variance ratio V_nt/V_full (states minus temporal component vs states); top row
-    encoder (input words), bottom row decoder (output words); the ``max_words`` most frequent words."""
+    """Per word, the variance ratio V_nt/V_full (states minus temporal component vs states); one row per
+    network (label), encoder words (inputs) left and decoder words (outputs) right; the ``max_words`` most
+    frequent words. Two panels per row keep the labels legible at page width whatever the number of rows."""
     n = len(analyses)
-    fig, axes = plotting.new_figure(2, n, width=4.0, height=2.6, squeeze=False)
+    fig, axes = plotting.new_figure(n, 2, width=4.0, height=2.4, squeeze=False, sharey=True)
+    top = 1.05
     for j, (label, a) in enumerate(analyses.items()):
         sides = (("encoder", a.data.inputs, a.data.in_vocab, COLORS["encoder"]),
                  ("decoder", a.data.targets, a.data.out_vocab, COLORS["decoder"]))
-        for r, (side, tokens, vocab, col) in enumerate(sides):
-            ax = axes[r, j]
+        for c, (side, tokens, vocab, col) in enumerate(sides):
+            ax = axes[j, c]
             ratio = _np(a.word_variance[side]["ratio"]).mean(0)
             counts = np.bincount(_np(tokens).astype(int).ravel(), minlength=len(vocab))
             counts[vocab.pad] = 0
             order = [k for k in np.argsort(-counts) if np.isfinite(ratio[k]) and counts[k] > 0][:max_words]
             ax.bar(np.arange(len(order)), ratio[order], 0.7, color=col)
-            ax.set_xticks(np.arange(len(order)), [vocab.tokens[k] for k in order], rotation=45, fontsize=7)
+            ax.set_xticks(np.arange(len(order)), [_short(vocab.tokens[k]) for k in order], rotation=40,
+                          ha="right", rotation_mode="anchor", fontsize=9)
             ax.axhline(1, color="k", lw=0.6)
-            ax.set_ylim(0, 1.05)
-            ax.set_ylabel(r"$V_{nt}/V_{full}$")
-            ax.set_title(f"{label}: {side} words (mean {np.nanmean(ratio):.2f})", fontsize=9)
+            if len(order):
+                top = max(top, 1.05 * float(np.max(ratio[order])))
+            ax.set_title(f"{label}, {side} words (mean {np.nanmean(ratio):.2f})", fontsize=10)
+    axes[0, 0].set_ylim(0, top)  # shared by every panel
+    fig.supylabel(r"$V_{nt}/V_{full}$ (share of a word's variance left without $\mu$)", fontsize=10)
     return fig
+
+
+def _short(token: str, width: int = 12) -> str:
+    """A tick label cut to ``width`` characters (long action names such as I_TURN_LEFT keep their start)."""
+    return token if len(token) <= width else token[: width - 1] + "…"
