@@ -73,10 +73,10 @@ def listing(tasks: list[NetTask], undeclared: list[str]) -> str:
     lines = [f"networks: {len(todo)} to train, {len(tasks) - len(todo)} already in the model cache "
              f"(estimated {sum(t.cost_s for t in todo) / 3600:.2f} core-hours to train, longest first)"]
     if tasks:
-        lines.append(f"  {'status':<7} {'est. s':>8}  {'key':<12}  {'kind':<20}  {'network':<40}  chapters")
+        lines.append(f"  {'status':<7} {'est. s':>8}  {'key':<12}  {'kind':<20}  {'network':<50}  chapters")
     for t in tasks:
         status = "cached" if t.cached else "train"
-        lines.append(f"  {status:<7} {t.cost_s:>8.0f}  {t.key[:12]}  {t.kind:<20}  {t.description:<40}  "
+        lines.append(f"  {status:<7} {t.cost_s:>8.0f}  {t.key[:12]}  {t.kind:<20}  {t.description:<50}  "
                      f"{','.join(t.chapters)}")
     if undeclared:
         lines.append("chapters that declare nothing and train inside their notebooks: "
@@ -116,6 +116,11 @@ def _line(r: dict, done: int, total: int, labels: Mapping[str, str]) -> str:
         return f"{head}  {r['seconds']:6.0f} s  FAILED: {r['error']}"
     how = "trained" if r.get("trained") else "found in the cache"
     return f"{head}  {r['seconds']:6.0f} s  {how} ({r.get('host')}:{r.get('pid')})"
+
+
+def failure_text(r: dict) -> str:
+    """One line for a failed network task."""
+    return f"{r['chapter']}: network {str(r.get('key'))[:12]} failed: {r['error']}"
 
 
 def undeclared(chapter_ids: Iterable[str]) -> list[str]:

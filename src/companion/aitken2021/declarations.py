@@ -40,7 +40,8 @@ def nongated_spec(S: Mapping, seeds_key: str = "variant_seeds") -> netspec.Spec:
     cfg = {"model": model_cfg.as_dict(), "layer": "tanh", "task": task.config(), "seeds": seeds,
            "train": train.as_dict()}
     return netspec.Spec(kind="aitken2021-nongated", config=cfg, scope=NONGATED_SCOPE,
-                        description=f"one-to-one non-gated AO x{len(seeds)}, {train.steps} steps",
+                        description=(f"one-to-one non-gated AO x{len(seeds)} (seed {seeds[0]}+), "
+                                     f"{train.steps} steps"),
                         cost_s=specs.cost("nongated", train.steps, len(seeds), cfg["task"]),
                         fetch=partial(nongated_ensemble, S, seeds_key))
 

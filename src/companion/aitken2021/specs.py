@@ -72,5 +72,5 @@ def ensemble_spec(arch: str, task: Task, seed: int, n_seeds: int, train: TrainCo
                         model_options=model_options, progress=_progress.progress)
     label = description or f"{arch} x{len(cfg['seeds'])}"
     return netspec.Spec(kind=ENSEMBLE_KIND, config=cfg, scope=TRAIN_SCOPE,
-                        description=f"{label}, {train.steps} steps",
+                        description=f"{label} (seed {cfg['seeds'][0]}+), {train.steps} steps",
                         cost_s=cost(arch, train.steps, len(cfg["seeds"]), cfg["task"]), fetch=fetch)
