@@ -143,8 +143,12 @@ def test_two_processes_needing_one_network_train_it_once(tmp_path, monkeypatch):
                                       fn=prebuild.train_network))
     assert [r["ok"] for r in results] == [True, True], [r.get("error") for r in results]
     assert len({r["pid"] for r in results}) == 2
-    events = Counter(ev for ev, _, k, _ in _events(log) if k == spec.key)
-    assert events == {"computed": 1, "loaded": 2}  # the second task's load, and the trainer's reload
+    events = {ev: pid for ev, _, k, pid in _events(log) if k == spec.key}
+    assert Counter(ev for ev, _, k, _ in _events(log) if k == spec.key) == {"computed": 1, "loaded": 1}
+    assert events["computed"] != events["loaded"]  # one process trained, the other loaded
+    # they ran at once: the loader asked while the trainer held the entry's lock
+    first, second = sorted(results, key=lambda r: r["started"])
+    assert second["started"] < first["ended"]
     assert spec.is_cached()
 
 
