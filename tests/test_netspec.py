@@ -138,7 +138,7 @@ def test_two_processes_needing_one_network_train_it_once(tmp_path, monkeypatch):
     monkeypatch.setenv(cache.LOG_ENV, str(log))
     params = {"steps": 150}
     (spec,) = networks.chapter_specs("fig2", "smoke", params)
-    kw = dict(chapter_id="fig2", profile="smoke", params=params, key=spec.key)
+    kw = dict(chapter_id="fig2", profile="smoke", params=params, net_key=spec.key)
     results = list(parallel.run_tasks([kw, dict(kw)], workers=2, log=lambda *a: None,
                                       fn=prebuild.train_network))
     assert [r["ok"] for r in results] == [True, True], [r.get("error") for r in results]

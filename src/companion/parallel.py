@@ -285,7 +285,7 @@ def _lost(kw: Mapping, exc: BaseException) -> dict:
     return {
         "chapter": kw["chapter_id"],
         "params": kw.get("params"),
-        "key": kw.get("key"),
+        "key": kw.get("net_key"),  # a network task's cache key (companion.prebuild)
         "ok": False,
         "lost": True,
         "error": _first_line(exc),

@@ -50,7 +50,8 @@ class NetTask:
 
     def kwargs(self) -> dict:
         """The worker's arguments (:func:`train_network`), plain data for a process or a Dask worker."""
-        return dict(chapter_id=self.chapters[0], profile=self.profile, params=self.params, key=self.key)
+        # not `key`: Dask's submit() takes that keyword for itself
+        return dict(chapter_id=self.chapters[0], profile=self.profile, params=self.params, net_key=self.key)
 
 
 def collect(requests: Iterable[Request]) -> list[NetTask]:
@@ -84,12 +85,13 @@ def listing(tasks: list[NetTask], undeclared: list[str]) -> str:
     return "\n".join(lines)
 
 
-def train_network(chapter_id: str, profile: str, params: Mapping[str, Any] | None, key: str) -> dict:
+def train_network(chapter_id: str, profile: str, params: Mapping[str, Any] | None, net_key: str) -> dict:
     """Load or train one declared network here (a worker); returns plain data for the client.
 
     Errors come back as ``ok: False`` (not raised: Dask would run a network that fails by itself
     again on every worker)."""
     t0 = time.perf_counter()
+    key = net_key
     out: dict[str, Any] = {"chapter": chapter_id, "key": key, "started": time.time(),
                            "host": socket.gethostname(), "pid": os.getpid()}
     try:
@@ -153,7 +155,7 @@ def prebuild(requests: list[Request], workers: int | None = None, scheduler: str
         for r in parallel.run_tasks(pending, workers, scheduler, log=log, fn=train_network):
             if not r.get("ok") and r.get("lost") and attempt == 1 and not scheduler:
                 # the local pool broke under it (a worker died): run it once more in a fresh pool
-                lost.append(next(kw for kw in pending if kw["key"] == r["key"]))
+                lost.append(next(kw for kw in pending if kw["net_key"] == r["key"]))
                 log(f"network {str(r['key'])[:12]} lost its worker ({r['error']}); it will run again")
                 continue
             done += 1
