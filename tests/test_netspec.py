@@ -3,6 +3,7 @@
 Real components throughout: the chapters' own training functions, real notebooks under the smoke
 profile, real worker processes. The Dask side is in test_distributed.py."""
 
+import json
 import os
 import subprocess
 import sys
@@ -204,3 +205,17 @@ def test_dry_run_lists_the_tasks_and_trains_nothing(args, tmp_path, _isolated_ca
         assert "train inside their notebooks: f-em1" in out.stdout
     assert not _isolated_cache.exists() and not (tmp_path / "o").exists()
     assert not list(Path(tmp_path).rglob("*.ipynb")) and not (tmp_path / "results").exists()
+
+
+def test_a_record_trains_its_networks_first_and_counts_them(tmp_path, monkeypatch):
+    """`companion record` of an Aitken chapter: the network is trained by a task inside the record
+    (counted as trained there), the notebook loads it."""
+    from companion import recording, records
+
+    monkeypatch.setattr(records, "results_dir", lambda profile: tmp_path / "results" / profile)
+    lines = []
+    path = recording.record("fig2", {}, profile="smoke", log=lines.append)
+    data = json.loads(path.read_text())
+    assert data["cache"] == {"trained": 1, "reused": 0}, data["cache"]
+    assert any(ln.startswith("networks: training 1 declared networks") for ln in lines), lines
+    assert any("] network " in ln and "trained" in ln for ln in lines), lines
