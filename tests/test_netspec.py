@@ -18,9 +18,9 @@ import pytest
 
 from companion import cache, config, networks, parallel, prebuild
 
-#: cheap chapters (smoke: 20 training steps, one network each) that together cover the one-to-one
-#: ensembles, the reversed / prev0 variants and the non-gated AO
-DRIFT_CHAPTERS = ("fig2", "app-one-to-one")
+#: cheap chapters under smoke that together cover the one-to-one ensembles, the reversed / prev0
+#: variants and the non-gated AO (Aitken et al.), an error-mode figure and a (layer, k) table (Pandey et al.)
+DRIFT_CHAPTERS = (("fig2", "app-one-to-one"), ("f-em1", "t-d1"))
 
 
 def _events(log: Path) -> list[tuple[str, str, str, str]]:
@@ -79,8 +79,24 @@ def test_spec_keys_are_the_keys_the_chapter_code_computes(tmp_path, monkeypatch)
         assert _logged_key(log, partial(learned.learned_ensemble, SL, attention)) == spec.key, chapter
 
 
+def test_pandey_spec_keys_are_the_keys_the_chapter_code_computes(tmp_path, monkeypatch):
+    from companion.pandey2022 import errormodes, studies
+
+    log = tmp_path / "events.log"
+    monkeypatch.setenv(cache.LOG_ENV, str(log))
+    S = config.resolve("f-em1", "smoke", epochs=1, n_seeds=1)
+    (spec,) = networks.chapter_specs("f-em1", "smoke", {"epochs": 1, "n_seeds": 1})
+    em = partial(errormodes.run, "dist1", S.seed, S.n_seeds, S.epochs, S.data_seed)
+    assert _logged_key(log, em) == spec.key
+    small = {"epochs": 1, "n_seeds": 1, "layers": "zeroth", "ks": "0"}
+    S = config.resolve("t-d1", "smoke", **small)
+    (spec,) = networks.chapter_specs("t-d1", "smoke", small)
+    grid = partial(studies.layer_k_grid, "T-D1", "d1", "A_1", S.layers, S.ks, S.n_seeds, S.epochs, S.dtype)
+    assert _logged_key(log, grid) == spec.key
+
+
 def test_collect_dedupes_by_key_and_puts_the_longest_first():
-    tasks = prebuild.collect([(c, "quick", None) for c in ("fig2", "fig4", "tab-accuracy", "f-em1")])
+    tasks = prebuild.collect([(c, "quick", None) for c in ("fig2", "fig4", "tab-accuracy", "f-trend")])
     keys = [t.key for t in tasks]
     assert len(keys) == len(set(keys)) == len(_declared(("fig4", "tab-accuracy"), "quick"))
     costs = [t.cost_s for t in tasks]
@@ -88,30 +104,32 @@ def test_collect_dedupes_by_key_and_puts_the_longest_first():
     (aed,) = [t for t in tasks if t.description.startswith("one-to-one AED ")]
     assert aed.chapters == ["fig2", "fig4", "tab-accuracy"]
     assert not any(t.cached for t in tasks)  # an empty cache (conftest)
-    assert prebuild.undeclared(["fig2", "f-em1", "f-em1"]) == ["f-em1"]
+    assert prebuild.undeclared(["fig2", "f-trend", "f-trend"]) == ["f-trend"]
 
 
 def test_every_aitken_chapter_is_declared_and_its_specs_resolve():
-    for c in config.chapter_ids():
-        if c in ("fig1", "fig2", "fig3", "fig4", "fig5", "fig6", "fig7", "tab-accuracy",
-                 "tab-accuracy-beyond", "app-one-to-one", "app-learned-attention", "app-multihead"):
-            assert networks.is_declared(c), c
-            for s in networks.chapter_specs(c, "paper"):
+    aitken = {"fig1", "fig2", "fig3", "fig4", "fig5", "fig6", "fig7", "tab-accuracy", "tab-accuracy-beyond",
+              "app-one-to-one", "app-learned-attention", "app-multihead"}
+    assert aitken <= set(networks.declarations())
+    for c in networks.declarations():
+        for profile in ("smoke", "quick", "paper"):
+            for s in networks.chapter_specs(c, profile):
                 assert len(s.key) == 64 and s.cost_s >= 0 and s.description
     assert networks.chapter_specs("fig7", "paper") == []
 
 
-def test_prebuild_then_chapters_only_load_what_they_declared(tmp_path, monkeypatch, _isolated_cache):
+@pytest.mark.parametrize("chapter_ids", DRIFT_CHAPTERS)
+def test_prebuild_then_chapters_only_load_what_they_declared(chapter_ids, tmp_path, _isolated_cache):
     """The drift test: `companion build` (smoke, local pool) trains each declared network once as a
     task; the notebooks then load every entry they touch, and every entry they touch is declared."""
     log = tmp_path / "events.log"
     env = dict(os.environ, **{cache.LOG_ENV: str(log)})
     out = subprocess.run([sys.executable, "-m", "companion.cli", "build", "--profile", "smoke", "--chapters",
-                          ",".join(DRIFT_CHAPTERS), "--no-sphinx", "--workers", "2",
+                          ",".join(chapter_ids), "--no-sphinx", "--workers", "2",
                           "--path-output", str(tmp_path / "book")],
                          env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    declared = _declared(DRIFT_CHAPTERS)
+    declared = _declared(chapter_ids)
     assert f"networks: training {len(declared)} declared networks with 2 workers" in out.stdout, out.stdout
     events = _events(log)
     computed = [k for ev, _, k, _ in events if ev == "computed"]
@@ -123,11 +141,12 @@ def test_prebuild_then_chapters_only_load_what_they_declared(tmp_path, monkeypat
     log.unlink()
     subprocess.run(["rm", "-rf", str(tmp_path / "book")], check=True)
     again = subprocess.run([sys.executable, "-m", "companion.cli", "build", "--profile", "smoke",
-                            "--chapters", "fig2", "--no-sphinx", "--workers", "1",
+                            "--chapters", chapter_ids[0], "--no-sphinx", "--workers", "1",
                             "--path-output", str(tmp_path / "book")],
                            env=env, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert again.returncode == 0, again.stderr[-2000:]
-    assert "networks: all 1 declared networks are in the model cache" in again.stdout
+    n = len(_declared(chapter_ids[:1]))
+    assert f"networks: all {n} declared networks are in the model cache" in again.stdout
     assert {ev for ev, *_ in _events(log)} == {"loaded"}
     assert not list(_isolated_cache.rglob("*.tmp"))
 
@@ -185,7 +204,7 @@ def test_a_local_network_task_whose_worker_dies_runs_again(tmp_path, monkeypatch
 
 
 @pytest.mark.parametrize("args", [
-    ["build", "--profile", "smoke", "--chapters", "fig2,f-em1", "--no-sphinx", "--dry-run"],
+    ["build", "--profile", "smoke", "--chapters", "fig2,f-trend", "--no-sphinx", "--dry-run"],
     ["record", "fig2", "--profile", "smoke", "--dry-run"],
     ["sweep", "fig2", "-p", "seed", "1:3", "--profile", "smoke", "--dry-run"],
 ])
@@ -202,7 +221,7 @@ def test_dry_run_lists_the_tasks_and_trains_nothing(args, tmp_path, _isolated_ca
         assert "  train " in out.stdout and k[:12] in out.stdout
     assert "one-to-one AED x1" in out.stdout
     if args[0] == "build":
-        assert "train inside their notebooks: f-em1" in out.stdout
+        assert "train inside their notebooks: f-trend" in out.stdout
     assert not _isolated_cache.exists() and not (tmp_path / "o").exists()
     assert not list(Path(tmp_path).rglob("*.ipynb")) and not (tmp_path / "results").exists()
 

@@ -3,8 +3,9 @@
 A chapter's declaration lists, from its settings alone, the cached trainings its notebook will
 fetch, so a build can train them as separate tasks (longest first, on many workers) before any
 notebook runs (:mod:`companion.prebuild`). Declared: every Aitken et al. chapter
-(:mod:`companion.aitken2021.declarations`). Not declared yet: the Pandey et al. chapters, which
-keep training inside their notebooks (cached and locked as before).
+(:mod:`companion.aitken2021.declarations`) and the Pandey et al. error-mode figures and (layer, k)
+tables (:mod:`companion.pandey2022.declarations`, which names those not declared yet: they keep
+training inside their notebooks, cached and locked as before).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from . import config, netspec
 def declarations() -> dict:
     """``{chapter id: declare(S) -> [Spec]}`` over both papers."""
     from .aitken2021.declarations import DECLARATIONS as aitken
+    from .pandey2022.declarations import DECLARATIONS as pandey
 
-    return dict(aitken)
+    return {**aitken, **pandey}
 
 
 def is_declared(chapter_id: str) -> bool:

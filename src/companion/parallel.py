@@ -338,7 +338,9 @@ def run_tasks(
                     **kw,
                     pure=False,
                     priority=len(tasks) - i,
-                    key=f"{kw['chapter_id']}-{i}-{os.getpid()}-{time.time_ns()}",
+                    # a network task's key says so (a chapter's starts with the chapter id)
+                    key=(f"{'' if fn is execute else 'network-'}{kw['chapter_id']}-{i}-{os.getpid()}-"
+                         f"{time.time_ns()}"),
                 )
                 futures[fut] = kw
             for fut in as_completed(futures):

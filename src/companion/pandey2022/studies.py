@@ -21,6 +21,7 @@ from .. import registry, stats
 from . import data as data_mod
 from . import metrics as met
 from . import train as T
+from .specs import program_spec
 from .tables import LAYER_NAMES, member_frame, reference, side_by_side, summarise
 
 LAYER_IDS = {v: k for k, v in LAYER_NAMES.items()}
@@ -79,15 +80,21 @@ def k_values(table: str, layer: str, ks: str) -> list[float]:
     return [k for k in parse_list(ks) if k in here or k not in anywhere]
 
 
+def layer_k_configs(table: str, dataset: str, arch_name: str, layers: str, ks: str, n_seeds: int,
+                    epochs: int, dtype: str, normaliser: str = "softmax") -> list[dict]:
+    """The configurations of a table's (layer, k) programs, in table order (:func:`layer_k_grid` trains
+    them; the chapters' declarations list them)."""
+    return [program_config(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs, dtype=dtype,
+                           k=k, normaliser=normaliser)
+            for layer in parse_layers(layers) for k in k_values(table, layer, ks)]
+
+
 def layer_k_grid(table: str, dataset: str, arch_name: str, layers: str, ks: str, n_seeds: int,
                  epochs: int, dtype: str, normaliser: str = "softmax"):
     """All (layer, k) programs of a table; returns (per-run frame, summary, paper-vs-ours table)."""
     frames = []
-    for layer in parse_layers(layers):
-        for k in k_values(table, layer, ks):
-            res = program(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs,
-                          dtype=dtype, k=k, normaliser=normaliser)
-            frames.append(member_frame(res))
+    for cfg in layer_k_configs(table, dataset, arch_name, layers, ks, n_seeds, epochs, dtype, normaliser):
+        frames.append(member_frame(program_spec(cfg).fetch()))
     runs = pd.concat(frames, ignore_index=True)
     summ = summarise(runs, ["layer", "k"])
     cmp = side_by_side(summ, reference(table), ["layer", "k"], ["acc", "ftpt", "n_best", "best_ftpt"])
