@@ -19,8 +19,10 @@ import pytest
 from companion import cache, config, networks, parallel, prebuild
 
 #: cheap chapters under smoke that together cover the one-to-one ensembles, the reversed / prev0
-#: variants and the non-gated AO (Aitken et al.), an error-mode figure and a (layer, k) table (Pandey et al.)
-DRIFT_CHAPTERS = (("fig2", "app-one-to-one"), ("f-em1", "t-d1"))
+#: variants and the non-gated AO (Aitken et al.), an error-mode figure, a (layer, k) table and the
+#: layer / learning-rate, focus-initialisation and width tables (Pandey et al.)
+DRIFT_CHAPTERS = (("fig2", "app-one-to-one"), ("f-em1", "t-d1"),
+                  ("t-layer", "t-init-focus", "t-cplx", "t-cplx-d1"))
 
 
 def _events(log: Path) -> list[tuple[str, str, str, str]]:

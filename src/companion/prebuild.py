@@ -74,10 +74,10 @@ def listing(tasks: list[NetTask], undeclared: list[str]) -> str:
     lines = [f"networks: {len(todo)} to train, {len(tasks) - len(todo)} already in the model cache "
              f"(estimated {sum(t.cost_s for t in todo) / 3600:.2f} core-hours to train, longest first)"]
     if tasks:
-        lines.append(f"  {'status':<7} {'est. s':>8}  {'key':<12}  {'kind':<20}  {'network':<50}  chapters")
+        lines.append(f"  {'status':<7} {'est. s':>8}  {'key':<12}  {'kind':<20}  {'network':<60}  chapters")
     for t in tasks:
         status = "cached" if t.cached else "train"
-        lines.append(f"  {status:<7} {t.cost_s:>8.0f}  {t.key[:12]}  {t.kind:<20}  {t.description:<50}  "
+        lines.append(f"  {status:<7} {t.cost_s:>8.0f}  {t.key[:12]}  {t.kind:<20}  {t.description:<60}  "
                      f"{','.join(t.chapters)}")
     if undeclared:
         lines.append("chapters that declare nothing and train inside their notebooks: "

@@ -26,7 +26,10 @@ def program_spec(cfg: dict) -> netspec.Spec:
     n = len(T.members(cfg))
     per_epoch = EPOCH_SECONDS.get(cfg["dataset"], EPOCH_SECONDS["d1"])
     ks = ",".join(f"{k:g}" for k in cfg["ks"])
+    lrs = ",".join(f"{v:g}" for v in cfg["lrs"])
+    focus = ",".join(dict.fromkeys(str(f[0][0]) if f[0] else "-" for f in cfg["widths"]))
+    what = (f"{cfg['dataset']} {cfg['arch']} layer {cfg['layer']} {cfg['normaliser']} k={ks} lr={lrs} "
+            f"focus{' zero' if cfg['focus_zero'] else ''} {focus} x{n}")
     return netspec.Spec(kind=T.CACHE_KIND, config=cfg, scope=T.CACHE_SCOPE,
-                        description=(f"{cfg['dataset']} {cfg['arch']} layer {cfg['layer']} k={ks} x{n}, "
-                                     f"{cfg['epochs']} epochs {cfg['dtype']}"),
+                        description=f"{what}, {cfg['epochs']} epochs {cfg['dtype']}",
                         cost_s=float(cfg["epochs"]) * n * per_epoch, fetch=partial(T.run, cfg))
