@@ -120,7 +120,7 @@ def test_every_aitken_chapter_is_declared_and_its_specs_resolve():
     assert networks.chapter_specs("fig7", "paper") == []
 
 
-@pytest.mark.parametrize("chapter_ids", DRIFT_CHAPTERS)
+@pytest.mark.parametrize("chapter_ids", DRIFT_CHAPTERS, ids=[",".join(c) for c in DRIFT_CHAPTERS])
 def test_prebuild_then_chapters_only_load_what_they_declared(chapter_ids, tmp_path, _isolated_cache):
     """The drift test: `companion build` (smoke, local pool) trains each declared network once as a
     task; the notebooks then load every entry they touch, and every entry they touch is declared."""
