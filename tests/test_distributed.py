@@ -54,10 +54,13 @@ def _start(args: list, env: dict, log: Path) -> subprocess.Popen:
 
 @pytest.fixture
 def cluster(tmp_path, _isolated_cache):
-    """(address, env): a scheduler and two single-thread workers sharing the test's model cache."""
+    """(address, env): a scheduler and two single-thread workers sharing the test's model cache (and
+    a cache event log, ``env["COMPANION_CACHE_LOG"]``)."""
     port = _free_port()
     address = f"tcp://127.0.0.1:{port}"
-    env = dict(os.environ, COMPANION_CACHE=str(_isolated_cache), TQDM_DISABLE="1", MPLBACKEND="Agg")
+    # Every process of the cluster and its clients logs its model-cache events to one file.
+    env = dict(os.environ, COMPANION_CACHE=str(_isolated_cache), TQDM_DISABLE="1", MPLBACKEND="Agg",
+               COMPANION_CACHE_LOG=str(tmp_path / "cache-events.log"))
     logs = tmp_path / "cluster-logs"
     logs.mkdir()
     procs = []
@@ -181,8 +184,9 @@ def test_killed_worker_task_runs_again_elsewhere(cluster, tmp_path, _isolated_ca
         with Client(address, timeout=60) as client:
             deadline = time.monotonic() + 300
             busy = []
-            while not busy and time.monotonic() < deadline:
-                busy = [w for w, keys in client.processing().items() if keys]
+            while not busy and time.monotonic() < deadline:  # the chapter's task, not its network's
+                busy = [w for w, keys in client.processing().items()
+                        if any(str(k).startswith(f"{chapter}-") for k in keys)]
                 time.sleep(0.2)
             assert busy, "the chapter never started on a worker"
             pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
@@ -201,3 +205,68 @@ def test_killed_worker_task_runs_again_elsewhere(cluster, tmp_path, _isolated_ca
     rows = json.loads((_isolated_cache / "claims" / "smoke" / f"{chapter}.json").read_text())
     assert _claims_key(rows) == expected
     _no_half_written(_isolated_cache, tmp_path / "book")
+
+
+def _events(env) -> list[list[str]]:
+    log = Path(env["COMPANION_CACHE_LOG"])
+    return [line.split() for line in log.read_text().splitlines()] if log.is_file() else []
+
+
+def _network_pid(stdout: str) -> str:
+    """The worker pid of the first finished network task in a build's or sweep's log."""
+    line = next(ln for ln in stdout.splitlines() if re.search(r"\] network [0-9a-f]{12} ", ln))
+    assert "trained" in line, line
+    return re.search(r":(\d+)\)$", line).group(1)
+
+
+def test_cluster_build_trains_declared_networks_as_tasks(cluster, tmp_path, _isolated_cache):
+    """An Aitken chapter on the cluster: its declared network is trained as its own task on a worker,
+    then the chapter (another task) only loads it."""
+    from companion import networks
+
+    address, env = cluster
+    out = subprocess.run(_cluster_build(address, "fig2", tmp_path / "book"), env=env, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    assert f"networks: training 1 declared networks on {address}" in out.stdout, out.stdout
+    (spec,) = networks.chapter_specs("fig2", "smoke")
+    pid = _network_pid(out.stdout)
+    events = [e for e in _events(env) if e[2] == spec.key]
+    assert [e[0] for e in events] == ["computed", "loaded"], events
+    assert events[0][3] == pid and events[1][3] != pid  # trained by the task, loaded by the chapter
+    assert re.search(r"\] fig2\s+\d+ s  pass", out.stdout), out.stdout
+    _no_half_written(_isolated_cache, tmp_path / "book")
+
+
+def test_killed_worker_network_task_runs_again_elsewhere(cluster, tmp_path, _isolated_cache):
+    """A worker dies while it trains a network: Dask runs the task again on the other worker, the
+    network is stored once, whole, and the sweep's chapter run then loads it."""
+    address, env = cluster
+    sweep = subprocess.Popen(
+        [BIN / "companion", "sweep", "fig2", "-p", "steps", "600", "--profile", "smoke",
+         "--scheduler", address, "--output", str(tmp_path / "sweep")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        from distributed import Client
+
+        with Client(address, timeout=60) as client:
+            deadline = time.monotonic() + 300
+            busy = []
+            while not busy and time.monotonic() < deadline:
+                busy = [w for w, keys in client.processing().items()
+                        if any(str(k).startswith("network-fig2-") for k in keys)]
+                time.sleep(0.2)
+            assert busy, "the network task never started on a worker"
+            pid = client.run(os.getpid, workers=busy[:1])[busy[0]]
+            time.sleep(3)  # inside the training (600 steps: tens of seconds)
+            _kill_tree(pid)
+        stdout, _ = sweep.communicate(timeout=600)
+    finally:
+        if sweep.poll() is None:
+            os.killpg(sweep.pid, signal.SIGKILL)
+    assert sweep.returncode == 0, stdout[-3000:]
+    assert _network_pid(stdout) != str(pid), "the network came from the killed worker"
+    computed = [e for e in _events(env) if e[0] == "computed"]
+    assert len(computed) == 1 and computed[0][3] != str(pid), computed
+    assert (tmp_path / "sweep" / "steps=600" / "fig2.ipynb").is_file()
+    _no_half_written(_isolated_cache, tmp_path / "sweep")

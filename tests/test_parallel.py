@@ -142,6 +142,8 @@ def test_sweep_summary_counts_and_spread():
         (["sweep", "f-em1", "-p", "seed", "2:1"], "empty range"),
         (["sweep", "f-em1", "-p", "seed", "0:2", "--workers", "0"], "expected a whole number >= 1"),
         (["build", "--chapters", "no-such", "--no-sphinx"], "unknown chapter 'no-such'"),
+        (["build", "--chapters", "fig2,no-such", "--dry-run"], "unknown chapter 'no-such'"),
+        (["sweep", "fig2", "-p", "steps", "0,5", "--dry-run"], "steps"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(args, needle, tmp_path, _isolated_cache):

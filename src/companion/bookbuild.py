@@ -1,7 +1,7 @@
 """Build the book: execute the chapters in parallel, then let Jupyter Book render them.
 
     python -m companion.bookbuild [--path-output DIR] [--profile P] [--workers N | --scheduler ADDR]
-                                  [--chapters ID,ID] [--no-sphinx]
+                                  [--chapters ID,ID] [--no-sphinx] [--dry-run]
 
 1. Jupyter Book's execution cache (jupyter-cache, ``_build/.jupyter_cache``)
    keys an executed notebook on its code cells only: an edit of the library, or
@@ -16,6 +16,9 @@
    fresh clone, the quick times committed in ``results/cost.json``). Each
    executed notebook goes into the execution cache, its claims into the
    claims store: one line per finished chapter.
+   Before the chapters, the networks they declare are trained, each as its own task, longest
+   first, on the same workers (:mod:`companion.prebuild`); the chapters then only load them.
+   ``--dry-run`` lists those networks and stops.
 3. ``jupyter-book build`` then finds every chapter cached and executes none
    of them again (only the scorecard, which is forced and reads the claims).
 
@@ -40,7 +43,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import cache, chapters, claims, config, parallel, paths, records
+from . import cache, chapters, claims, config, parallel, paths, prebuild, records
 from .cliargs import Parser, positive  # one-line usage errors, exit 2
 
 
@@ -163,6 +166,11 @@ def execute_chapters(build: Path, profile: str, workers: int | None = None, sche
         log(f"bookbuild: all {len(book_chapters(only))} chapters are in the execution cache")
         return []
     order = chapter_order(list(todo), profile, build)
+    # Networks as tasks: the networks these chapters declare are trained first, each as its own task,
+    # so the notebooks below only load them (companion.prebuild).
+    lost = prebuild.prebuild([(cid, profile, None) for cid in order], workers, scheduler, log=log)
+    if lost:
+        return [network_failure(build, r) for r in lost]
     where = f"on {scheduler}" if scheduler else f"with {workers or os.cpu_count()} workers"
     log(f"bookbuild: executing {len(order)} chapters {where} (profile {profile}), longest first")
     tasks = [dict(chapter_id=cid, profile=profile, source=nbformat.writes(todo[cid][1])) for cid in order]
@@ -195,6 +203,14 @@ def execute_chapters(build: Path, profile: str, workers: int | None = None, sche
     return failures
 
 
+def network_failure(build: Path, r: dict) -> dict:
+    """A failed network task as a build failure: its traceback in ``_build/reports/network-KEY.log``."""
+    key = str(r.get("key"))[:12]
+    report = build / "reports" / f"network-{key}.log"
+    parallel.atomic_write(report, r.get("traceback") or r["error"])
+    return {**r, "chapter": f"network {key} (for {r['chapter']})", "report": str(report)}
+
+
 def build_parser(prog: str = "python -m companion.bookbuild") -> argparse.ArgumentParser:
     ap = Parser(prog=prog, description="Execute the chapters in parallel, then build the book.")
     add_arguments(ap)
@@ -213,6 +229,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--chapters", default=None, metavar="ID,ID",
                     help="execute only these chapters (with --no-sphinx: a partial, cached execution)")
     ap.add_argument("--no-sphinx", action="store_true", help="execute into the cache only; no HTML")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="list the networks declared (to train or cached, estimated cost), then stop")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -227,6 +245,9 @@ def run_build(args) -> int:
     except config.ConfigError as exc:
         print(f"bookbuild: error: {exc}", file=sys.stderr)
         return 2
+    if getattr(args, "dry_run", False):  # every chapter of the build (those already executed too); no writes
+        prebuild.prebuild([(c.id, profile, None) for c in book_chapters(only)], dry_run=True)
+        return 0
     root = paths.repo_root()
     book = root / "book"
     out = Path(args.path_output).resolve() if args.path_output else book

@@ -160,6 +160,11 @@ def _sweep(args) -> int:
         raise config.ConfigError("sweep takes one -p NAME VALUES")
     (name, text), = args.param
     values = sweep.parse_values(args.chapter, name, text, args.profile)  # all checked before any run
+    if args.dry_run:
+        from . import prebuild
+
+        prebuild.prebuild(sweep.network_requests(args.chapter, name, values, args.profile), dry_run=True)
+        return 0
     output = Path(args.output or f"companion-sweeps/{args.chapter}-{name}").resolve()
     progress = sys.stderr if args.json else sys.stdout  # --json: stdout holds the JSON only
 
@@ -214,6 +219,9 @@ def _record(args) -> int:
     def log(*a):
         print(*a, file=sys.stderr)
 
+    if args.dry_run:
+        _record_dry_run(args, params)
+        return 0
     if args.until_decided:  # staged: add seeds stage by stage until the findings decide
         if args.max_seeds is None:
             raise config.ConfigError("--until-decided needs --max-seeds N")
@@ -228,6 +236,25 @@ def _record(args) -> int:
     print(f"recorded {args.chapter} -> {path.relative_to(path.parents[2])}")
     print(f"{records.provenance(rec)}; {claims.counts_text(records.recorded_claims(rec))}")
     return 0
+
+
+def _record_dry_run(args, params: dict) -> None:
+    """``record --dry-run``: the networks the record would train (every stage's, with --until-decided)."""
+    from . import prebuild
+
+    if args.until_decided:
+        if args.max_seeds is None:
+            raise config.ConfigError("--until-decided needs --max-seeds N")
+        if "n_seeds" in params:
+            raise config.ConfigError("--until-decided sets n_seeds itself: drop -p n_seeds")
+        runs = [{**params, "n_seeds": str(n)} for n in args.stages if n <= args.max_seeds]
+    else:
+        runs = [params]
+    requests = []
+    for raw in runs:
+        typed = runner.prepare(args.chapter, raw, args.profile)
+        requests.append((args.chapter, typed.pop("profile"), typed))
+    prebuild.prebuild(requests, dry_run=True)
 
 
 def _plan(args) -> int:
@@ -317,6 +344,8 @@ def build_parser() -> argparse.ArgumentParser:
     where.add_argument("--scheduler", metavar="ADDRESS", help="run on this Dask scheduler")
     pw.add_argument("--output", help="folder for the runs (default: companion-sweeps/CHAPTER-NAME)")
     pw.add_argument("--json", action="store_true", help="print the summary as JSON (progress goes to stderr)")
+    pw.add_argument("--dry-run", action="store_true",
+                    help="list the networks the runs declare (to train or cached, estimated cost) and stop")
     pw.set_defaults(func=_sweep)
     pb = add("build", "execute the chapters in parallel (or on a cluster), then the book",
              "--profile smoke --path-output _build/smoke", "--workers 2",
@@ -343,6 +372,8 @@ def build_parser() -> argparse.ArgumentParser:
     prc.add_argument("--max-seeds", type=positive, metavar="N", help="with --until-decided: the last stage")
     prc.add_argument("--stages", type=_stages, default=(5, 10, 20, 40), metavar="5,10,20,40",
                      help="with --until-decided: n_seeds of each look, declared before the run")
+    prc.add_argument("--dry-run", action="store_true",
+                     help="list the networks the record would train first (estimated cost) and stop")
     prc.set_defaults(func=_record)
     pv = add("verify", "re-run a recorded chapter with its recorded parameters and compare", "t-d1")
     pv.add_argument("chapter")

@@ -280,11 +280,27 @@ def next_startable(pending: list[dict], running_groups: Mapping[str, int],
     return None
 
 
+def _lost(kw: Mapping, exc: BaseException) -> dict:
+    """The result of a task whose worker died (or whose pool could no longer start it)."""
+    return {
+        "chapter": kw["chapter_id"],
+        "params": kw.get("params"),
+        "key": kw.get("net_key"),  # a network task's cache key (companion.prebuild)
+        "ok": False,
+        "lost": True,
+        "error": _first_line(exc),
+        "traceback": traceback.format_exc(),
+        "seconds": 0.0,
+    }
+
+
 def run_tasks(
     tasks: list[dict], workers: int | None = None, scheduler: str | None = None, log=print,
-    groups: Mapping[str, str] | None = None,
+    groups: Mapping[str, str] | None = None, fn=None,
 ) -> Iterator[dict]:
-    """Run :func:`execute` once per task (its keyword arguments); yield each result as it finishes.
+    """Run ``fn`` (default :func:`execute`) once per task (its keyword arguments); yield each result as
+    it finishes. ``fn`` is a module-level function (workers import it) returning plain data with at
+    least ``ok``, ``seconds`` and, when not ok, ``error``.
 
     Tasks start in the order given (put the longest first). Locally: ``workers``
     processes (default: one per core). With ``scheduler``: tasks on that Dask
@@ -294,9 +310,14 @@ def run_tasks(
     training runs (``shared_runs`` in ``_config.yml``). Locally, two chapters of
     one group never run at once: the second would only wait on the first's cache
     lock while holding a worker, so the worker takes an ungrouped chapter instead.
+
+    A local worker process that dies breaks the whole pool: its task and every task the pool can no
+    longer start come back as failures with ``lost: True`` (the caller may run them again in a new
+    pool), instead of an exception that would drop the results still to come.
     """
     if not tasks:
         return
+    fn = fn or execute
     if scheduler:
         from distributed import as_completed
 
@@ -313,25 +334,20 @@ def run_tasks(
             for i, kw in enumerate(tasks):
                 # A higher priority starts first; pure=False: a rerun is a new task.
                 fut = client.submit(
-                    execute,
+                    fn,
                     **kw,
                     pure=False,
                     priority=len(tasks) - i,
-                    key=f"{kw['chapter_id']}-{i}-{os.getpid()}-{time.time_ns()}",
+                    # a network task's key says so (a chapter's starts with the chapter id)
+                    key=(f"{'' if fn is execute else 'network-'}{kw['chapter_id']}-{i}-{os.getpid()}-"
+                         f"{time.time_ns()}"),
                 )
                 futures[fut] = kw
             for fut in as_completed(futures):
                 try:
                     yield fut.result()
                 except Exception as exc:  # e.g. KilledWorker: the task killed worker after worker
-                    yield {
-                        "chapter": futures[fut]["chapter_id"],
-                        "params": futures[fut].get("params"),
-                        "ok": False,
-                        "error": _first_line(exc),
-                        "traceback": traceback.format_exc(),
-                        "seconds": 0.0,
-                    }
+                    yield _lost(futures[fut], exc)
         finally:
             client.close()
         return
@@ -341,7 +357,7 @@ def run_tasks(
     with cf.ProcessPoolExecutor(
         max_workers=min(n, len(tasks)), mp_context=ctx, initializer=_init_worker
     ) as pool:
-        pending, futures, busy = list(tasks), {}, {}
+        pending, futures, busy, lost = list(tasks), {}, {}, []
 
         def start_what_can() -> None:
             while pending and len(futures) < n:
@@ -349,10 +365,15 @@ def run_tasks(
                 if kw is None:  # only grouped tasks left, their groups busy: wait for one to end
                     return
                 pending.remove(kw)
+                try:
+                    fut = pool.submit(fn, **kw)
+                except cf.process.BrokenProcessPool as exc:  # a worker died: nothing more starts here
+                    lost.append(_lost(kw, exc))
+                    continue
                 g = groups.get(kw["chapter_id"])
                 if g is not None:
                     busy[g] = busy.get(g, 0) + 1
-                futures[pool.submit(execute, **kw)] = kw
+                futures[fut] = kw
 
         try:
             start_what_can()
@@ -366,16 +387,11 @@ def run_tasks(
                     try:
                         result = fut.result()
                     except Exception as exc:  # the worker process died
-                        result = {
-                            "chapter": kw["chapter_id"],
-                            "params": kw.get("params"),
-                            "ok": False,
-                            "error": _first_line(exc),
-                            "traceback": traceback.format_exc(),
-                            "seconds": 0.0,
-                        }
+                        result = _lost(kw, exc)
                     start_what_can()  # before yielding: the caller's work on a result keeps workers busy
                     yield result
+                while lost:
+                    yield lost.pop(0)
         finally:
             for fut in futures:
                 fut.cancel()

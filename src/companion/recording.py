@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import cache, config, records, registry, runner
+from . import cache, config, prebuild, records, registry, runner
 from . import claims as C
 
 
@@ -85,7 +85,9 @@ def run_record(chapter: str, raw_params: dict | None = None, profile: str = "pap
                log=print) -> dict:
     """Execute ``chapter`` under ``profile`` (with ``raw_params`` overrides); return its record.
 
-    ``workers`` > 1: the chapter first runs once per item of a list parameter (``split``, default the
+    The networks the chapter declares are trained first, each as its own task on ``workers``
+    processes (:mod:`companion.prebuild`), and counted in the record's times and cache use.
+    ``workers`` > 1: the chapter then runs once per item of a list parameter (``split``, default the
     first with two or more items, e.g. the layers of a table) on that many processes sharing the model
     cache, then once in full from the cache. The record keeps the wall time of the whole, as ``core_s``
     the sum of the processes' wall times, and as ``cpu_s`` the CPU time they used (what one core
@@ -105,6 +107,10 @@ def run_record(chapter: str, raw_params: dict | None = None, profile: str = "pap
         os.environ[cache.LOG_ENV] = str(events)
         try:
             t0, c0 = time.perf_counter(), records.cpu_seconds()
+            # Networks as tasks: the chapter's declared networks first, on `workers` processes.
+            lost = prebuild.prebuild([(chapter, prof, params)], workers=workers, log=log)
+            if lost:
+                raise RuntimeError(prebuild.failure_text(lost[0]))
             warm = _warm(chapter, prof, raw, split_name, split_items, workers, log) if split_name else []
             t1 = time.perf_counter()
             out_dir = Path(output_dir or tmp)

@@ -7,8 +7,9 @@ Values are a comma-separated list or a half-open integer range (``0:10`` is 0
 to 9); list parameters (those taking comma-separated items) separate values
 with ``;``. Every value is validated before anything runs. Each run is a
 normal ``companion run`` with that override; its notebook and claims land in
-``OUTPUT/NAME=VALUE/``. The summary says, per claim, in how many runs it
-passed, failed or was undecided, and the spread of its estimate.
+``OUTPUT/NAME=VALUE/``. The networks the runs declare are trained first, each as its own
+task (:mod:`companion.prebuild`; ``--dry-run`` lists them and stops). The summary says, per
+claim, in how many runs it passed, failed or was undecided, and the spread of its estimate.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import claims, config, parallel, runner
+from . import claims, config, parallel, prebuild, runner
 
 
 def parse_values(chapter_id: str, name: str, text: str, profile: str | None) -> list[str]:
@@ -98,6 +99,16 @@ def _fmt(x: float) -> str:
     return f"{x:.4g}"
 
 
+def network_requests(chapter_id: str, name: str, values: list[str], profile: str | None) -> list:
+    """One prebuild request per value: the chapter's networks under that value (:mod:`companion.prebuild`)."""
+    out = []
+    for v in values:
+        params = runner.prepare(chapter_id, {name: v}, profile)
+        prof = params.pop("profile")
+        out.append((chapter_id, prof, params))
+    return out
+
+
 def sweep(
     chapter_id: str,
     name: str,
@@ -112,6 +123,10 @@ def sweep(
     tasks = [dict(chapter_id=chapter_id, profile=prof, params={name: v}) for v in values]
     by_value = {}
     t0 = time.perf_counter()
+    # Networks as tasks: every value's declared networks first, each its own task, longest first.
+    lost = prebuild.prebuild(network_requests(chapter_id, name, values, profile), workers, scheduler, log=log)
+    if lost:
+        raise RuntimeError(prebuild.failure_text(lost[0]))
     for done, r in enumerate(parallel.run_tasks(tasks, workers, scheduler, log=log), 1):
         value = r["params"][name]
         run = {"value": value, "ok": bool(r.get("ok")), "seconds": round(r["seconds"], 1)}

@@ -15,15 +15,16 @@ from functools import cached_property
 
 import torch
 
-from .. import progress as _progress
 from .. import stats
 from . import metrics as M
 from .decompose import Components, alignment_terms, decompose_decoder, decompose_encoder
 from .models import Trace
+from .specs import ensemble_spec
 from .tasks import OneToOne, Seq2SeqData, Task
-from .train import TrainConfig, TrainedEnsemble, default_l2, derive_seed, trained_ensemble
+from .train import TrainConfig, TrainedEnsemble, default_l2, derive_seed
 
-__all__ = ["task_from_settings", "train_config_from_settings", "one_to_one_ensemble", "analyse", "Analysis",
+__all__ = ["task_from_settings", "train_config_from_settings", "one_to_one_spec", "one_to_one_ensemble",
+           "analyse", "Analysis",
            "summary", "mean_sd"]
 
 
@@ -150,14 +151,11 @@ def selection_note(ensemble: TrainedEnsemble) -> str:
             f"accuracy >= {SOLVES:g}); the analyses use those {solving}.")
 
 
-def one_to_one_ensemble(S: Mapping, arch: str, reverse: bool = False,
-                        rules: tuple[str, ...] = (), solving: bool = False) -> TrainedEnsemble:
-    """The cached ensemble ``arch`` on the chapter's one-to-one task (seeds ``seed..seed+n_seeds-1``;
-    VED uses ``ved_seeds`` and ``ved_steps``, the reversed / prev0 variants ``variant_seeds``, when the
-    chapter has them). With ``solving=True`` only the networks that solve the task
-    (:func:`solving_ensemble`); the training is the same, only the selection differs."""
-    if solving:
-        return solving_ensemble(one_to_one_ensemble(S, arch, reverse=reverse, rules=rules))
+def one_to_one_spec(S: Mapping, arch: str, reverse: bool = False, rules: tuple[str, ...] = ()):
+    """The spec (:mod:`companion.netspec`) of the ensemble ``arch`` on the chapter's one-to-one task:
+    seeds ``seed..seed+n_seeds-1``; VED uses ``ved_seeds`` and ``ved_steps``, the reversed / prev0
+    variants ``variant_seeds``, when the chapter has them. :func:`one_to_one_ensemble` fetches it and
+    the chapters' declarations (:mod:`.declarations`) list it: one code path for both."""
     task = task_from_settings(S, reverse=reverse, rules=rules)
     if reverse or rules:
         n_seeds = S["variant_seeds"]
@@ -165,14 +163,20 @@ def one_to_one_ensemble(S: Mapping, arch: str, reverse: bool = False,
         n_seeds = S["ved_seeds"]
     else:
         n_seeds = S["n_seeds"]
-    return trained_ensemble(
-        arch,
-        task,
-        seed=int(S["seed"]),
-        n_seeds=int(n_seeds),
-        train=train_config_from_settings(S, arch),
-        progress=_progress.progress,
-    )
+    variant = " reversed" if reverse else "".join(f" {r}" for r in rules)
+    return ensemble_spec(arch, task, seed=int(S["seed"]), n_seeds=int(n_seeds),
+                         train=train_config_from_settings(S, arch),
+                         description=f"one-to-one{variant} {arch} x{int(n_seeds)}")
+
+
+def one_to_one_ensemble(S: Mapping, arch: str, reverse: bool = False,
+                        rules: tuple[str, ...] = (), solving: bool = False) -> TrainedEnsemble:
+    """The cached ensemble of :func:`one_to_one_spec`, loaded or trained. With ``solving=True`` only
+    the networks that solve the task (:func:`solving_ensemble`); the training is the same, only the
+    selection differs."""
+    if solving:
+        return solving_ensemble(one_to_one_ensemble(S, arch, reverse=reverse, rules=rules))
+    return one_to_one_spec(S, arch, reverse=reverse, rules=rules).fetch()
 
 
 def budget_note(S: Mapping) -> str:

@@ -21,16 +21,17 @@ from dataclasses import replace
 import torch
 
 from .. import config
-from .. import progress as _progress
 from ..device import train_threads
 from . import translation
 from .analysis import Analysis, analyse, one_to_one_ensemble
 from .decompose import decompose_decoder, decompose_encoder
 from .enfr import EnFrDataError, EnFrTask
 from .escan import ESCAN
-from .train import TrainConfig, TrainedEnsemble, trained_ensemble
+from .specs import ensemble_spec
+from .train import TrainConfig, TrainedEnsemble
 
-__all__ = ["ARCHS", "escan_ensemble", "enfr_task", "enfr_available", "enfr_ensemble", "analyse_enfr",
+__all__ = ["ARCHS", "escan_spec", "enfr_spec", "one_to_one_settings",
+           "escan_ensemble", "enfr_task", "enfr_available", "enfr_ensemble", "analyse_enfr",
            "escan_analyses", "enfr_analyses", "one_to_one_analyses", "ESCAN_PAIRS", "PROVIDERS", "escan_rows",
            "enfr_rows"]
 
@@ -54,14 +55,21 @@ def _frozen(ens: TrainedEnsemble) -> TrainedEnsemble:
     return ens
 
 
-def escan_ensemble(S, arch: str) -> TrainedEnsemble:
-    """AED or AO on eSCAN: seeds ``S.seed .. S.seed + S.escan_seeds - 1``, trained as one program, cached."""
+def escan_spec(S, arch: str):
+    """The spec (:mod:`companion.netspec`) of AED or AO on eSCAN: seeds ``S.seed .. S.seed +
+    S.escan_seeds - 1``, one batched program. :func:`escan_ensemble` fetches it; the chapters'
+    declarations (:mod:`.declarations`) list it."""
     steps = S.escan_steps_aed if arch == "AED" else S.escan_steps_ao
     train = TrainConfig(steps=steps, l2=ESCAN_L2, dataset_batches=min(steps, 1000), n_test=N_TEST)
+    return ensemble_spec(arch, ESCAN(), seed=S.seed, n_seeds=S.escan_seeds, train=train,
+                         model_options=AO_ESCAN_OPTIONS if arch == "AO" else None,
+                         description=f"eSCAN {arch} x{S.escan_seeds}")
+
+
+def escan_ensemble(S, arch: str) -> TrainedEnsemble:
+    """AED or AO on eSCAN (:func:`escan_spec`), loaded or trained, frozen for analysis."""
     with train_threads():
-        ens = trained_ensemble(arch, ESCAN(), seed=S.seed, n_seeds=S.escan_seeds, train=train,
-                               model_options=AO_ESCAN_OPTIONS if arch == "AO" else None,
-                               progress=_progress.progress)
+        ens = escan_spec(S, arch).fetch()
     return _frozen(ens)
 
 
@@ -81,18 +89,24 @@ def enfr_available(S) -> str:
     return ""
 
 
+def enfr_spec(S, arch: str):
+    """The spec of AED or AO on English-French with a learned embedding (needs the corpus: see
+    :func:`enfr_available`). :func:`enfr_ensemble` fetches it; the declarations list it."""
+    steps = S.enfr_steps
+    train = TrainConfig(steps=steps, l2=ENFR_L2, dataset_batches=min(steps, 1000), n_test=256)
+    return ensemble_spec(arch, enfr_task(S), seed=S.seed, n_seeds=S.enfr_seeds, train=train,
+                         model_options=ENFR_AO_OPTIONS if arch == "AO" else ENFR_OPTIONS,
+                         description=f"English-French {arch} x{S.enfr_seeds}")
+
+
 def enfr_ensemble(S, arch: str) -> TrainedEnsemble:
-    """AED or AO on English-French with a learned embedding, cached.
+    """AED or AO on English-French (:func:`enfr_spec`), loaded or trained, frozen for analysis.
 
     The trainer's own ``test`` numbers come from ``task.sample`` (training pairs);
     held-out scores are in :mod:`.translation`.
     """
-    steps = S.enfr_steps
-    train = TrainConfig(steps=steps, l2=ENFR_L2, dataset_batches=min(steps, 1000), n_test=256)
     with train_threads():
-        ens = trained_ensemble(arch, enfr_task(S), seed=S.seed, n_seeds=S.enfr_seeds, train=train,
-                               model_options=ENFR_AO_OPTIONS if arch == "AO" else ENFR_OPTIONS,
-                               progress=_progress.progress)
+        ens = enfr_spec(S, arch).fetch()
     return _frozen(ens)
 
 
@@ -116,14 +130,20 @@ def enfr_analyses(S) -> dict[str, Analysis]:
     return {arch: analyse_enfr(enfr_ensemble(S, arch)) for arch in ARCHS}
 
 
+def one_to_one_settings(S, arch: str):
+    """The settings whose one-to-one ``arch`` ensemble these chapters reuse: Figure 2's (AED) or
+    Figure 3's (AO) under the same profile, so nothing is trained twice."""
+    return config.resolve(O2O_CHAPTERS[arch], profile=S.profile)
+
+
 def one_to_one_analyses(S) -> dict[str, Analysis]:
     """``{arch: Analysis}`` of the one-to-one AED / AO ensembles that Figures 2 and 3 train
-    (their chapters' settings under the same profile, so nothing is trained twice)."""
+    (:func:`one_to_one_settings`)."""
     out = {}
     for arch in ARCHS:
-        S2 = config.resolve(O2O_CHAPTERS[arch], profile=S.profile)
         with train_threads():
-            out[arch] = analyse(one_to_one_ensemble(S2, arch), n=S.n_analysis, seed=S.seed)
+            out[arch] = analyse(one_to_one_ensemble(one_to_one_settings(S, arch), arch), n=S.n_analysis,
+                                seed=S.seed)
     return out
 
 

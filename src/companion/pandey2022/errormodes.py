@@ -18,6 +18,7 @@ import torch
 from . import data as data_mod
 from . import train as T
 from .reference import ERROR_MODES
+from .specs import program_spec
 from .tables import member_frame
 
 #: Test-set numbers of the authors' showcased runs (one copy, in the paper's reference tables).
@@ -45,11 +46,17 @@ def outcome(acc: float, ftpt: float, ffpt: float) -> str:
     return "other"
 
 
+def program(dist: str, showcase: int, n_seeds: int, epochs: int | None = None, data_seed: int = 0):
+    """The spec (:mod:`companion.netspec`) of the error-mode ensemble: :func:`run` fetches it, the
+    chapters' declarations list it."""
+    cfg = T.error_mode_config(dist, seeds_for(showcase, n_seeds, dist), epochs=epochs, data_seed=data_seed)
+    return program_spec(cfg)
+
+
 def run(dist: str, showcase: int, n_seeds: int, epochs: int | None = None, data_seed: int = 0):
     """Train (or load) the error-mode ensemble; returns (data, result, ensemble, per-seed frame)."""
     d = data_mod.load(dist, data_seed)
-    cfg = T.error_mode_config(dist, seeds_for(showcase, n_seeds, dist), epochs=epochs, data_seed=data_seed)
-    res = T.run(cfg)
+    res = program(dist, showcase, n_seeds, epochs, data_seed).fetch()
     ens = T.ensemble_of(res)
     frame = member_frame(res, split="test")
     frame["train_ftpt"] = res["final"]["train"]["ftpt"].numpy()

@@ -21,6 +21,7 @@ from .. import registry, stats
 from . import data as data_mod
 from . import metrics as met
 from . import train as T
+from .specs import program_spec
 from .tables import LAYER_NAMES, member_frame, reference, side_by_side, summarise
 
 LAYER_IDS = {v: k for k, v in LAYER_NAMES.items()}
@@ -64,7 +65,7 @@ def program_config(dataset: str, arch_name: str, *, layer, seeds, epochs: int, d
 
 def program(dataset: str, arch_name: str, **kwargs) -> dict:
     """Train (or load) one batched program (arguments as :func:`program_config`)."""
-    return T.run(program_config(dataset, arch_name, **kwargs))
+    return program_spec(program_config(dataset, arch_name, **kwargs)).fetch()
 
 
 def k_values(table: str, layer: str, ks: str) -> list[float]:
@@ -79,15 +80,21 @@ def k_values(table: str, layer: str, ks: str) -> list[float]:
     return [k for k in parse_list(ks) if k in here or k not in anywhere]
 
 
+def layer_k_configs(table: str, dataset: str, arch_name: str, layers: str, ks: str, n_seeds: int,
+                    epochs: int, dtype: str, normaliser: str = "softmax") -> list[dict]:
+    """The configurations of a table's (layer, k) programs, in table order (:func:`layer_k_grid` trains
+    them; the chapters' declarations list them)."""
+    return [program_config(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs, dtype=dtype,
+                           k=k, normaliser=normaliser)
+            for layer in parse_layers(layers) for k in k_values(table, layer, ks)]
+
+
 def layer_k_grid(table: str, dataset: str, arch_name: str, layers: str, ks: str, n_seeds: int,
                  epochs: int, dtype: str, normaliser: str = "softmax"):
     """All (layer, k) programs of a table; returns (per-run frame, summary, paper-vs-ours table)."""
     frames = []
-    for layer in parse_layers(layers):
-        for k in k_values(table, layer, ks):
-            res = program(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs,
-                          dtype=dtype, k=k, normaliser=normaliser)
-            frames.append(member_frame(res))
+    for cfg in layer_k_configs(table, dataset, arch_name, layers, ks, n_seeds, epochs, dtype, normaliser):
+        frames.append(member_frame(program_spec(cfg).fetch()))
     runs = pd.concat(frames, ignore_index=True)
     summ = summarise(runs, ["layer", "k"])
     cmp = side_by_side(summ, reference(table), ["layer", "k"], ["acc", "ftpt", "n_best", "best_ftpt"])
@@ -136,13 +143,18 @@ def curves_frame(res: dict, split: str = "train") -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _method_program(dataset, arch_name, layer, method, n_seeds, epochs, dtype, k_entropy=0.0, focus_zero=None,
-                    lr=0.001, stop_on="minibatch"):
+def _method_config(dataset, arch_name, layer, method, n_seeds, epochs, dtype, k_entropy=0.0, focus_zero=None,
+                   lr=0.001, stop_on="minibatch") -> dict:
     """'softmax' | 'sparsemax' | 'spherical' | 'entropy' (softmax with the entropy regulariser)."""
     norm = "softmax" if method == "entropy" else method
     k = k_entropy if method == "entropy" else 0.0
-    return program(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs, dtype=dtype, k=k,
-                   normaliser=norm, focus_zero=focus_zero, lrs=(lr,), stop_on=stop_on)
+    return program_config(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs, dtype=dtype,
+                          k=k, normaliser=norm, focus_zero=focus_zero, lrs=(lr,), stop_on=stop_on)
+
+
+def _method_program(*args, **kwargs):
+    """Train (or load) the program of :func:`_method_config` (same arguments)."""
+    return program_spec(_method_config(*args, **kwargs)).fetch()
 
 
 #: The appendix sparsity tables as the authors ran them (their notebooks and scripts in
@@ -193,16 +205,21 @@ def sparsity_table(table: str, dataset: str, arch_name: str, layers: str, method
     return runs, summ, cmp
 
 
+def init_configs(n_seeds: int, epochs: int, dtype: str) -> list[tuple[bool, str, dict]]:
+    """(functionally zero focus?, method, configuration) of every program of :func:`init_table`."""
+    return [(zero, method, _method_config("d2", "A_2_2", "zeroth", method, n_seeds, epochs, dtype,
+                                          focus_zero=zero))
+            for zero in (True, False) for method in ("softmax", "sparsemax")]
+
+
 def init_table(n_seeds: int, epochs: int, dtype: str):
     """Focus initialisation (functionally zero vs not zero) x (softmax, sparsemax) on D2, A_2_2, zeroth."""
     frames = []
-    for zero in (True, False):
-        for method in ("softmax", "sparsemax"):
-            res = _method_program("d2", "A_2_2", "zeroth", method, n_seeds, epochs, dtype, focus_zero=zero)
-            f = member_frame(res)
-            f["focus_init"] = "zero" if zero else "not zero"
-            f["method"] = method
-            frames.append(f)
+    for zero, method, cfg in init_configs(n_seeds, epochs, dtype):
+        f = member_frame(program_spec(cfg).fetch())
+        f["focus_init"] = "zero" if zero else "not zero"
+        f["method"] = method
+        frames.append(f)
     runs = pd.concat(frames, ignore_index=True)
     summ = summarise(runs, ["focus_init", "method"])
     ref = reference("T-INIT").rename(columns={"normaliser": "method"})
@@ -210,21 +227,26 @@ def init_table(n_seeds: int, epochs: int, dtype: str):
     return runs, summ, cmp
 
 
+def layer_lr_configs(layers: str, lrs: str, n_seeds: int, epochs: int, dtype: str, with_d2: bool,
+                     d2_layers: str | None = None) -> list[tuple[str, dict]]:
+    """(dataset, configuration) of every program of :func:`layer_lr_table` (same arguments)."""
+    blocks = [("d1", "D1-ecml", parse_list(lrs), layers)]
+    if with_d2:
+        blocks.append(("d2", "D2-ecml", [0.01], d2_layers or layers))
+    return [(dataset, program_config(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs,
+                                     dtype=dtype, lrs=lr_list))
+            for dataset, arch_name, lr_list, block_layers in blocks for layer in parse_layers(block_layers)]
+
+
 def layer_lr_table(layers: str, lrs: str, n_seeds: int, epochs: int, dtype: str, with_d2: bool,
                    d2_layers: str | None = None):
     """T-LAYER: the earlier (ECML) nets with biases and default init; learning rates batched as members.
     The D2 rows (lr 0.01) run at ``d2_layers`` (default: the same layers as D1)."""
     frames = []
-    blocks = [("d1", "D1-ecml", parse_list(lrs), layers)]
-    if with_d2:
-        blocks.append(("d2", "D2-ecml", [0.01], d2_layers or layers))
-    for dataset, arch_name, lr_list, block_layers in blocks:
-        for layer in parse_layers(block_layers):
-            res = program(dataset, arch_name, layer=layer, seeds=range(n_seeds), epochs=epochs, dtype=dtype,
-                          lrs=lr_list)
-            f = member_frame(res)
-            f["dataset"] = dataset
-            frames.append(f)
+    for dataset, cfg in layer_lr_configs(layers, lrs, n_seeds, epochs, dtype, with_d2, d2_layers):
+        f = member_frame(program_spec(cfg).fetch())
+        f["dataset"] = dataset
+        frames.append(f)
     runs = pd.concat(frames, ignore_index=True)
     summ = summarise(runs, ["dataset", "lr", "layer"])
     cmp = side_by_side(summ, reference("T-LAYER"), ["dataset", "lr", "layer"],
@@ -267,7 +289,8 @@ def width_table(table: str, dataset: str, arch_name: str, layers: str, focus_wid
     """T-CPLX / T-CPLX-D1: focus width x classifier width (the programs of :func:`width_programs`)."""
     progs = width_programs(table, dataset, arch_name, layers, focus_widths, cls_widths, n_seeds, epochs,
                            dtype, cells)
-    runs = pd.concat([member_frame(program(**kw)) for kw in progs], ignore_index=True)
+    runs = pd.concat([member_frame(program_spec(program_config(**kw)).fetch()) for kw in progs],
+                     ignore_index=True)
     keys = ["layer", "focus_width", "cls_width"] if table == "T-CPLX" else ["focus_width", "cls_width"]
     summ = summarise(runs, keys)
     cols = ["acc", "ftpt"] if table == "T-CPLX" else ["acc", "ftpt", "ffpt"]

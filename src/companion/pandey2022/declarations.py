@@ -1,0 +1,57 @@
+"""What each chapter of this paper trains, declared without executing its notebook.
+
+:data:`DECLARATIONS` maps a chapter id to ``declare(S) -> [Spec]``, built from the functions the
+chapter's notebook trains through (:func:`.errormodes.program`, :func:`.studies.layer_k_configs`,
+:func:`.studies.layer_lr_configs`, :func:`.studies.init_configs`, :func:`.studies.width_programs`),
+so the two cannot drift apart. Declared: the error-mode figures, the (layer, k) tables, the layer and
+learning-rate table, the focus-initialisation table and the width tables. The other chapters of this
+paper (the sparsity tables T-A1 and T-A2, the trend and alpha figures, whose notebooks pass their own
+arguments; the image and captioning chapters, trained by other modules) declare nothing yet and
+train inside their notebooks, cached and locked as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from . import errormodes, studies
+from .specs import program_spec
+
+
+def _error_mode(dist: str) -> Callable:
+    return lambda S: [errormodes.program(dist, S.seed, S.n_seeds, S.epochs, S.data_seed)]
+
+
+def _layer_k(table: str, dataset: str, arch_name: str) -> Callable:
+    return lambda S: [program_spec(cfg) for cfg in studies.layer_k_configs(
+        table, dataset, arch_name, S.layers, S.ks, S.n_seeds, S.epochs, S.dtype)]
+
+
+def _width(table: str, dataset: str, arch_name: str, layers: str | None = None) -> Callable:
+    def declare(S):
+        cells = S.cells if "cells" in S else "all"
+        progs = studies.width_programs(table, dataset, arch_name, layers or S.layers, S.focus_widths,
+                                       S.cls_widths, S.n_seeds, S.epochs, S.dtype, cells)
+        return [program_spec(studies.program_config(**kw)) for kw in progs]
+    return declare
+
+
+def _layer_lr(S) -> list:
+    return [program_spec(cfg) for _, cfg in studies.layer_lr_configs(S.layers, S.lrs, S.n_seeds, S.epochs,
+                                                                      S.dtype, S.with_d2, S.d2_layers)]
+
+
+#: chapter id -> declare(S) -> [Spec] (the arguments are those of the chapter's notebook)
+DECLARATIONS: dict[str, Callable] = {
+    "f-em1": _error_mode("dist1"),
+    "f-em2": _error_mode("dist2"),
+    "f-em3": _error_mode("dist4"),
+    "t-d1": _layer_k("T-D1", "d1", "A_1"),
+    "t-d2a": _layer_k("T-D2a", "d2", "A_2_1"),
+    "t-d2b": _layer_k("T-D2b", "d2", "A_2_2"),
+    "t-layer": _layer_lr,
+    "t-init-focus": lambda S: [program_spec(cfg) for *_, cfg in studies.init_configs(S.n_seeds, S.epochs,
+                                                                                      S.dtype)],
+    "t-cplx": _width("T-CPLX", "d2", "A_2_1"),
+    "t-cplx-d1": _width("T-CPLX-D1", "d1", "D1-cplx", "zeroth"),
+}
