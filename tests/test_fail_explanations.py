@@ -23,7 +23,8 @@ def entry(cid="t-a1/demo", if_fails=None):
 
 def claim(cid, status, profile="quick"):
     return C.Claim(chapter=cid.split("/")[0], paper="pandey2022", figure="F", id=cid,
-                   claim="the demo statement", expected="10", observed="mean 3 [2, 4]", criterion="rule", status=status, profile=profile)
+                   claim="the demo statement", expected="10", observed="mean 3 [2, 4]", criterion="rule",
+                   status=status, profile=profile)
 
 
 @pytest.fixture
@@ -79,8 +80,8 @@ def test_a_fail_shows_its_explanation_and_a_pass_does_not(reg):
 def test_the_report_page_gives_the_reason_of_a_failing_finding(reg, monkeypatch):
     monkeypatch.setattr(report, "MAIN_FINDINGS", {"pandey2022": [("the demo finding", ["t-a1/*"])]})
     rows = report.finding_rows("pandey2022", [claim("t-a1/demo", "fail")], [], ["t-a1"])
-    assert rows[0].reason == ("Fails in this build: the demo statement (why: a setup the papers do not state: "
-                              "Our sequences are a third as long as the paper's)")
+    assert rows[0].reason == ("Fails in this build: the demo statement (why: a setup the papers do not "
+                              "state: Our sequences are a third as long as the paper's)")
     rows = report.finding_rows("pandey2022", [claim("t-a1/demo", "pass")], [], ["t-a1"])
     assert "why" not in rows[0].reason
 
