@@ -2,6 +2,9 @@
 beside a fail (never beside a pass) in the chapter's verdict box, its claims table, the report page and
 the scorecard."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from companion import card, records, registry, report, scorecard
@@ -57,15 +60,18 @@ def test_the_explanation_is_not_part_of_the_digest():
 
 def test_short_and_full_texts():
     e = entry(if_fails=WHY)
-    assert e.fail_short() == ("a setup the papers do not state: Our sequences are a third as long as the "
-                              "paper's")
-    assert e.fail_text() == ("A setup the papers do not state. Our sequences are a third as long as the "
-                             "paper's. More words here. Evidence: the recorded run at ten networks.")
+    assert e.fail_short() == "our setup: Our sequences are a third as long as the paper's"
+    assert e.fail_text() == ("Our setup: a choice of ours that the papers do not state or do not make. Our "
+                             "sequences are a third as long as the paper's. More words here. Evidence: the "
+                             "recorded run at ten networks.")
+    long = entry(if_fails={**WHY, "kind": "stand-in", "why": "word " * 60})
+    assert long.fail_short().startswith("the stand-in data: word word") and long.fail_short().endswith("…")
+    assert len(long.fail_short()) <= len("the stand-in data: ") + 140
     assert entry().fail_short() == entry().fail_text() == ""
 
 
 def test_a_fail_shows_its_explanation_and_a_pass_does_not(reg):
-    why = "why: a setup the papers do not state: Our sequences are a third as long"
+    why = "why: our setup: Our sequences are a third as long"
     box = report.verdict_box_html("t-a1", [claim("t-a1/demo", "fail")], "quick", [])
     assert why in box
     assert "why:" not in report.verdict_box_html("t-a1", [claim("t-a1/demo", "pass")], "quick", [])
@@ -80,8 +86,8 @@ def test_a_fail_shows_its_explanation_and_a_pass_does_not(reg):
 def test_the_report_page_gives_the_reason_of_a_failing_finding(reg, monkeypatch):
     monkeypatch.setattr(report, "MAIN_FINDINGS", {"pandey2022": [("the demo finding", ["t-a1/*"])]})
     rows = report.finding_rows("pandey2022", [claim("t-a1/demo", "fail")], [], ["t-a1"])
-    assert rows[0].reason == ("Fails in this build: the demo statement (why: a setup the papers do not "
-                              "state: Our sequences are a third as long as the paper's)")
+    assert rows[0].reason == ("Fails in this build: the demo statement (why: our setup: Our "
+                              "sequences are a third as long as the paper's)")
     rows = report.finding_rows("pandey2022", [claim("t-a1/demo", "pass")], [], ["t-a1"])
     assert "why" not in rows[0].reason
 
@@ -89,7 +95,7 @@ def test_the_report_page_gives_the_reason_of_a_failing_finding(reg, monkeypatch)
 def test_the_scorecard_table_gives_the_reason_beside_both_verdicts(reg, monkeypatch):
     monkeypatch.setattr(scorecard, "recorded_status", lambda chapter, cid, profile="paper": "fail (stale)")
     html = scorecard.claims_table([claim("t-a1/demo", "fail")], "quick", {}, {})
-    assert html.count("why: a setup the papers do not state") == 2
+    assert html.count("why: our setup: Our sequences") == 2
     html = scorecard.claims_table([claim("t-a1/demo", "pass")], "quick", {}, {})
     assert html.count("why:") == 1  # the recorded fail only
     monkeypatch.setattr(scorecard, "recorded_status", lambda chapter, cid, profile="paper": "pass")
@@ -110,3 +116,15 @@ def test_the_chapter_lists_every_fail_in_full_live_and_recorded(reg, monkeypatch
     # a fail with no explanation is named as such, never hidden
     assert "no explanation registered yet" in card.fails_html("t-a1", [claim("t-a1/plain", "fail")])
 
+
+
+def test_every_recorded_fail_whose_rule_is_registered_is_explained():
+    """Each fail in a recorded run (a stale row included, while its claim is registered) has its
+    explanation. The quick build's fails are not committed; the chapters list any unexplained one."""
+    reg = registry.entries()
+    root = Path(__file__).resolve().parents[1]
+    rows = [r for f in sorted((root / "results" / "paper").glob("*.json"))
+            for r in json.loads(f.read_text())["claims"]]
+    missing = sorted({r["id"] for r in rows if r["status"] == "fail" and r["id"] in reg
+                      and not reg[r["id"]].if_fails})
+    assert not missing, f"recorded fails with no if_fails explanation in the registry: {missing}"

@@ -111,10 +111,13 @@ DIRECTIONAL = {"greater": 1, "less": -1, "rate_higher": 1, "rate_lower": -1}
 TIERS = ("finding", "precondition")
 KEYS = {"figure", "statement", "source", "paper", "statistic", "rule", "added", "revisions", "not_testable",
         "testable_with", "see_also", "tier", "requires", "seeds_needed", "assumed", "if_fails"}
-#: Why a claim fails: the three kinds, in the words a reader sees.
+#: Why a claim fails: the three kinds, in the words a reader sees (short, for a table cell; in full).
 FAIL_KINDS = {"disagreement": "disagrees with the paper",
-              "setup": "a setup the papers do not state",
+              "setup": "our setup",
               "stand-in": "the stand-in data"}
+FAIL_KINDS_FULL = {"disagreement": "A genuine disagreement with the paper",
+                   "setup": "Our setup: a choice of ours that the papers do not state or do not make",
+                   "stand-in": "The stand-in data: digits where the paper has CIFAR-10 or COCO"}
 #: The most seeds a ``seeds_needed`` declaration may ask for.
 SEEDS_CAP = 100
 RULE_KEYS = {"test", "margin", "threshold", "min_n", "min_effect", "paired", "interval", "range", "per_cell"}
@@ -201,8 +204,8 @@ class Entry:
             return ""
         why = str(self.if_fails["why"]).strip()
         first = why.split(". ", 1)[0].rstrip(".")
-        if len(first) > 160:
-            first = first[:159].rsplit(" ", 1)[0] + "…"
+        if len(first) > 140:
+            first = first[:139].rsplit(" ", 1)[0] + "…"
         return f"{FAIL_KINDS[self.if_fails['kind']]}: {first}"
 
     def fail_text(self) -> str:
@@ -210,8 +213,7 @@ class Entry:
         if not self.if_fails:
             return ""
         f = self.if_fails
-        return (f"{FAIL_KINDS[f['kind']][0].upper()}{FAIL_KINDS[f['kind']][1:]}. {str(f['why']).strip()} "
-                f"Evidence: {str(f['evidence']).strip()}")
+        return f"{FAIL_KINDS_FULL[f['kind']]}. {str(f['why']).strip()} Evidence: {str(f['evidence']).strip()}"
 
     @property
     def digest(self) -> str:
