@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -230,8 +231,6 @@ class ChapterCard:
 def fails_html(chapter: str, live: list[C.Claim]) -> str:
     """Why each claim of the chapter that fails (in this run or in its recorded ``paper`` run, a stale
     row included while its rule is registered) fails: the explanation in full, with its evidence."""
-    from html import escape
-
     from . import records
 
     rec = records.load(chapter, "paper")
@@ -245,13 +244,13 @@ def fails_html(chapter: str, live: list[C.Claim]) -> str:
     if not where:
         return ""
     items = []
-    for cid, runs in where.items():
+    for cid, labels in where.items():
         e = registry.fail_entry(cid)
-        text = (escape(e.fail_text()) if e else
+        text = (re.sub(r"`([^`]+)`", r"<code>\1</code>", report.prose_html(e.fail_text())) if e else
                 "<i>no explanation registered yet</i>" if cid in registry.entries() else
                 "<i>no longer registered (a stale recorded row)</i>")
         claim = registry.entries()[cid].statement if cid in registry.entries() else cid
-        items.append(f"<li>{report.prose_html(claim)} (fails in {' and in '.join(runs)}). {text}</li>")
+        items.append(f"<li>{report.prose_html(claim)} (fails in {' and in '.join(labels)}). {text}</li>")
     return "<p><b>Why the fails fail.</b></p><ul>" + "".join(items) + "</ul>"
 
 
@@ -292,7 +291,7 @@ def recorded_html(chapter: str, live_profile: str, profile: str = "paper", live:
         f"<tr><td><code>{escape(c.id)}</code></td><td>{escape(c.observed)}</td>"
         f"<td><span style='color: {C.COLOURS[c.status]}; font-weight: bold'>{c.status}"
         f"{' (stale: rule changed since)' if c.id in stale else ''}</span>"
-        + (f"<br><small>{escape(why)}</small>" if (why := report.fail_short(c)) else "")
+        + (f"<br><small>{report.prose_html(why)}</small>" if (why := report.fail_short(c)) else "")
         + "</td></tr>" for c in old)
     missing = [cid for cid in stale if cid not in {c.id for c in old}]
     extra = (f"<p>Not in the record (registered after it was made): {', '.join(missing)}.</p>"

@@ -402,12 +402,12 @@ def verdict_box_html(chapter: str, live: list[C.Claim], profile: str, recorded: 
         r = rec.get(c.id)
         rec_cell = ("—" if not r or profile == "paper" else "stale: re-record" if r.id in old
                     else f"<b style='color:{C.COLOURS[r.status]}'>{e(r.status)}</b>"
-                    + (f"<br><small>why: {e(why)}</small>" if (why := fail_short(r)) else ""))
+                    + (f"<br><small>why: {prose_html(why)}</small>" if (why := fail_short(r)) else ""))
         rows.append(
             f"<tr><td>{prose_html(c.claim)}<br><small>paper: {prose_html(c.expected)}</small></td>"
             f"<td data-label='{e(live_col)}'><b style='color:{C.COLOURS[c.status]}'>{e(c.status)}</b>"
             f"<br><small>{prose_html(_short(c.observed, 70))}</small>"
-            + (f"<br><small>why: {e(why)}</small>" if (why := fail_short(c)) else "") + "</td>"
+            + (f"<br><small>why: {prose_html(why)}</small>" if (why := fail_short(c)) else "") + "</td>"
             + (f"<td data-label=\"recorded: papers' budget\">{rec_cell}</td>" if profile != "paper" else "")
             + "</tr>")
     head = (f"<tr><th>what the paper says</th><th>{e(live_col)}</th>"

@@ -139,10 +139,12 @@ def summary_frame(claims: list[C.Claim], by: str) -> pd.DataFrame:
 
 def _verdict_cell(status: str, why: str = "") -> str:
     """A verdict, coloured; ``why``: the short reason a fail fails (:meth:`registry.Entry.fail_short`)."""
+    from . import report
+
     word = status.split(" ")[0] if status else ""
     colour = C.COLOURS.get(word) or C.COLOURS.get(status.split(" (")[0], "#000")
     return f"<b style='color:{colour}'>{html.escape(status)}</b>" + (
-        f"<br><small>why: {html.escape(why)}</small>" if why else "")
+        f"<br><small>why: {report.prose_html(why)}</small>" if why else "")
 
 
 def _fail_why(cid: str, status: str) -> str:
