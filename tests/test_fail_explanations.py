@@ -128,3 +128,15 @@ def test_every_recorded_fail_whose_rule_is_registered_is_explained():
     missing = sorted({r["id"] for r in rows if r["status"] == "fail" and r["id"] in reg
                       and not reg[r["id"]].if_fails})
     assert not missing, f"recorded fails with no if_fails explanation in the registry: {missing}"
+
+
+def test_the_scorecard_json_carries_the_explanation_of_a_fail(reg, monkeypatch, capsys):
+    import argparse
+
+    from companion import cli
+
+    found = [claim("t-a1/demo", "fail"), claim("t-a1/plain", "fail"), claim("t-a1/demo", "pass")]
+    monkeypatch.setattr(cli.claims, "scorecard_claims", lambda profile: (found, []))
+    assert cli._scorecard(argparse.Namespace(profile="quick", json=True)) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["if_fails"] for r in rows] == [WHY, None, None]
