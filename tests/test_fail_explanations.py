@@ -140,3 +140,30 @@ def test_the_scorecard_json_carries_the_explanation_of_a_fail(reg, monkeypatch, 
     assert cli._scorecard(argparse.Namespace(profile="quick", json=True)) == 0
     rows = json.loads(capsys.readouterr().out)
     assert [r["if_fails"] for r in rows] == [WHY, None, None]
+
+
+def test_the_chapter_claims_table_has_a_why_column_only_when_a_claim_fails(reg, monkeypatch, tmp_path):
+    import IPython.display
+
+    from companion.config import Settings
+
+    monkeypatch.setenv("COMPANION_CACHE", str(tmp_path))
+    monkeypatch.setattr(records, "load", lambda chapter, profile="paper": None)
+    monkeypatch.setattr(report, "glue_verdict", lambda *a, **k: None)
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", lambda obj, raw=False, **k: shown.append(obj))
+
+    def table(demo_values):
+        c = card.ChapterCard(Settings(chapter="t-a1", profile="smoke", values={}, overrides={"n_seeds": 5}))
+        c.check("t-a1/demo", values=demo_values)
+        c.check("t-a1/plain", values=[9.0, 9.2, 8.9, 9.1, 9.0])
+        c.show()
+        return [x.status for x in c.claims], shown[-1]["text/html"]
+
+    statuses, html = table([1.0, 1.2, 0.9, 1.1, 1.0])
+    assert statuses == ["fail", "pass"]
+    assert "why it fails" in html and html.count("our setup: Our sequences are a third as long") == 1
+    assert "Why the fails fail" in html and "Evidence: the recorded run at ten networks." in html
+    statuses, html = table([9.0, 9.2, 8.9, 9.1, 9.0])
+    assert statuses == ["pass", "pass"]
+    assert "why it fails" not in html and "Why the fails fail" not in html and "Evidence" not in html
