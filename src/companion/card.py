@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -204,9 +205,13 @@ class ChapterCard:
         if any(decide.values()):  # undecided findings: which way they lean and what would decide them
             shown["to decide"] = [decide.get(cid, "") for cid in shown["id"]]
             columns.append("to decide")
+        if any(c.status == "fail" for c in self.claims):  # every fail says why, briefly (in full below)
+            shown["why it fails"] = [report.fail_short(c) for c in self.claims]
+            columns.append("why it fails")
         html = f"<p><b>{summary}</b></p>" + C.render_html(shown, columns)
         html += recorded_html(self.chapter, self.settings.profile, live=self.claims,
                               live_params=self.settings.as_dict())
+        html += fails_html(self.chapter, self.claims)
         if any(c.revised for c in self.claims):
             html += "<p><b>Revised criteria.</b></p><ul>" + "".join(
                 f"<li><code>{c.id}</code>: {c.revised}</li>" for c in self.claims if c.revised) + "</ul>"
@@ -221,6 +226,32 @@ class ChapterCard:
             "application/json": {"claims": [c.as_row() for c in self.claims]},
         }
         display(bundle, raw=True)
+
+
+def fails_html(chapter: str, live: list[C.Claim]) -> str:
+    """Why each claim of the chapter that fails (in this run or in its recorded ``paper`` run, a stale
+    row included while its rule is registered) fails: the explanation in full, with its evidence."""
+    from . import records
+
+    rec = records.load(chapter, "paper")
+    runs = [("this run", live), ("the recorded run at the papers' budget",
+                                   records.recorded_claims(rec) if rec else [])]
+    where: dict[str, list[str]] = {}
+    for label, group in runs:
+        for c in group:
+            if c.status == "fail":
+                where.setdefault(c.id, []).append(label)
+    if not where:
+        return ""
+    items = []
+    for cid, labels in where.items():
+        e = registry.fail_entry(cid)
+        text = (re.sub(r"`([^`]+)`", r"<code>\1</code>", report.prose_html(e.fail_text())) if e else
+                "<i>no explanation registered yet</i>" if cid in registry.entries() else
+                "<i>no longer registered (a stale recorded row)</i>")
+        claim = registry.entries()[cid].statement if cid in registry.entries() else cid
+        items.append(f"<li>{report.prose_html(claim)} (fails in {' and in '.join(labels)}). {text}</li>")
+    return "<p><b>Why the fails fail.</b></p><ul>" + "".join(items) + "</ul>"
 
 
 def recorded_tables_html(rec: dict) -> str:
@@ -258,8 +289,10 @@ def recorded_html(chapter: str, live_profile: str, profile: str = "paper", live:
     stale = set(records.stale_ids(rec))
     rows = "".join(
         f"<tr><td><code>{escape(c.id)}</code></td><td>{escape(c.observed)}</td>"
-        f"<td style='color: {C.COLOURS[c.status]}; font-weight: bold'>{c.status}"
-        f"{' (stale: rule changed since)' if c.id in stale else ''}</td></tr>" for c in old)
+        f"<td><span style='color: {C.COLOURS[c.status]}; font-weight: bold'>{c.status}"
+        f"{' (stale: rule changed since)' if c.id in stale else ''}</span>"
+        + (f"<br><small>{report.prose_html(why)}</small>" if (why := report.fail_short(c)) else "")
+        + "</td></tr>" for c in old)
     missing = [cid for cid in stale if cid not in {c.id for c in old}]
     extra = (f"<p>Not in the record (registered after it was made): {', '.join(missing)}.</p>"
              if missing else "")

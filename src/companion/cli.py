@@ -194,7 +194,14 @@ def _scorecard(args) -> int:
     if args.json:
         keys = ("chapter", "paper", "figure", "id", "claim", "expected", "observed", "criterion", "status",
                 "estimate", "lo", "hi", "n", "reference", "revised", "profile")
-        print(json.dumps([{**{k: getattr(c, k) for k in keys}, "passed": c.passed} for c in found], indent=1))
+        from . import registry
+
+        def why(c):  # why a fail fails (kind, why, evidence), from the registry
+            e = registry.fail_entry(c.id) if c.status == "fail" else None
+            return dict(e.if_fails) if e else None
+
+        print(json.dumps([{**{k: getattr(c, k) for k in keys}, "passed": c.passed, "if_fails": why(c)}
+                          for c in found], indent=1))
         return 0
     print(f"profile: {profile}   {claims.counts_text(found)}")
     for paper in chapters.PAPERS:

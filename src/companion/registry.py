@@ -28,6 +28,10 @@ the paper's number come from here, never from the notebook. An entry::
       assumed: {value: 20, sd: 11.6, why: "..."}   # optional: what the feasibility check simulates where the
                                                    # paper gives no number and no record has one (our
                                                    # assumption, never shown as the paper's)
+      if_fails:                                    # optional, required of every claim that fails: why it
+        kind: setup                                # fails, one of disagreement (with the paper), setup (one
+        why: "..."                                 # the papers do not state: our choice) or stand-in (the
+        evidence: "..."                            # digit stand-in data); shown wherever a fail is shown
 
 Decision rules (95 % intervals, :mod:`companion.stats`), each with three outcomes:
 
@@ -67,6 +71,13 @@ number of seeds the rule is checked against instead; ``companion plan`` and the 
 feasibility check where neither the paper nor a recorded run gives a value or a spread. Neither key
 changes how a claim is decided, so neither is part of the claim's digest.
 
+``if_fails: {kind, why, evidence}``: why the claim fails where it does (under ``quick`` or in a recorded
+run), of one of :data:`FAIL_KINDS`: a genuine disagreement with the paper, a setup the papers do not state
+(our choice, and the alternative tried), or the stand-in data. ``why`` is a sentence or two, ``evidence``
+what shows it (a record, an alternative tried, or what would test it, not yet tested). Shown beside every
+fail: short (the kind and the first sentence of ``why``) in tables, in full in the chapter. It explains a
+verdict and does not change it, so it is not part of the digest either.
+
 ``range: [lo, hi]`` (optional, mean and difference rules) declares a bounded statistic (a share or an
 accuracy in [0, 1], a percentage in [0, 100]); its interval then never leaves the range and never has
 zero width: the t interval while the values are spread and clear of the bounds, else Wilson's score
@@ -99,7 +110,14 @@ TESTS = ("matches", "at_least", "at_most", "greater", "less",
 DIRECTIONAL = {"greater": 1, "less": -1, "rate_higher": 1, "rate_lower": -1}
 TIERS = ("finding", "precondition")
 KEYS = {"figure", "statement", "source", "paper", "statistic", "rule", "added", "revisions", "not_testable",
-        "testable_with", "see_also", "tier", "requires", "seeds_needed", "assumed"}
+        "testable_with", "see_also", "tier", "requires", "seeds_needed", "assumed", "if_fails"}
+#: Why a claim fails: the three kinds, in the words a reader sees (short, for a table cell; in full).
+FAIL_KINDS = {"disagreement": "disagrees with the paper",
+              "setup": "our setup",
+              "stand-in": "the stand-in data"}
+FAIL_KINDS_FULL = {"disagreement": "A genuine disagreement with the paper",
+                   "setup": "Our setup: a choice of ours that the papers do not state or do not make",
+                   "stand-in": "The stand-in data: digits where the paper has CIFAR-10 or COCO"}
 #: The most seeds a ``seeds_needed`` declaration may ask for.
 SEEDS_CAP = 100
 RULE_KEYS = {"test", "margin", "threshold", "min_n", "min_effect", "paired", "interval", "range", "per_cell"}
@@ -131,6 +149,7 @@ class Entry:
     requires: tuple = ()
     seeds_needed: dict | None = None   # {n, why}: seeds the rule needs beyond 40 (feasibility and plan)
     assumed: dict | None = None        # {value, sd, why}: our assumption for the feasibility check
+    if_fails: dict | None = None       # {kind, why, evidence}: why the claim fails (explains, never decides)
 
     @property
     def test(self) -> str:
@@ -177,6 +196,24 @@ class Entry:
                     "when the values show no spread or the interval reaches past a bound: Wilson score "
                     "interval of the mean scaled to [0, 1] (sum of the values as successes in n trials)")
         return f"{how} interval of the {what}; values with no spread: undefined (undecided)"
+
+    def fail_short(self) -> str:
+        """Why the claim fails, for a table cell: the kind in words and the first sentence of ``why``
+        ("" without an explanation)."""
+        if not self.if_fails:
+            return ""
+        why = str(self.if_fails["why"]).strip()
+        first = why.split(". ", 1)[0].rstrip(".")
+        if len(first) > 140:
+            first = first[:139].rsplit(" ", 1)[0] + "…"
+        return f"{FAIL_KINDS[self.if_fails['kind']]}: {first}"
+
+    def fail_text(self) -> str:
+        """Why the claim fails, in full: the kind in words, ``why`` and ``evidence``."""
+        if not self.if_fails:
+            return ""
+        f = self.if_fails
+        return f"{FAIL_KINDS_FULL[f['kind']]}. {str(f['why']).strip()} Evidence: {str(f['evidence']).strip()}"
 
     @property
     def digest(self) -> str:
@@ -368,6 +405,15 @@ def _check_entry(cid: str, chapter: str, raw: Any, where: str) -> None:
             raise ConfigError(f"{where}: {cid}: seeds_needed must be {{n: <whole number>, why: <text>}}")
         if not 2 <= need["n"] <= SEEDS_CAP:
             raise ConfigError(f"{where}: {cid}: seeds_needed.n must lie in 2..{SEEDS_CAP}, got {need['n']}")
+    fails = raw.get("if_fails")
+    if fails is not None:
+        if not (isinstance(fails, dict) and set(fails) == {"kind", "why", "evidence"}
+                and all(isinstance(fails[k], str) and fails[k].strip() for k in ("why", "evidence"))):
+            raise ConfigError(f"{where}: {cid}: if_fails must be {{kind: <kind>, why: <text>, "
+                              "evidence: <text>}}, both texts non-empty")
+        if fails["kind"] not in FAIL_KINDS:
+            raise ConfigError(f"{where}: {cid}: if_fails.kind must be one of {', '.join(FAIL_KINDS)}, "
+                              f"got {fails['kind']!r}")
     guess = raw.get("assumed")
     if guess is not None:
         if not (isinstance(guess, dict) and "why" in guess and str(guess["why"]).strip()
@@ -413,6 +459,7 @@ def _load(stamp: tuple) -> dict[str, Entry]:
                     see_also=tuple(raw.get("see_also") or ()),
                     tier=str(raw.get("tier", "finding")), requires=tuple(raw.get("requires") or ()),
                     seeds_needed=raw.get("seeds_needed"), assumed=raw.get("assumed"),
+                    if_fails=raw.get("if_fails"),
                 )
     for e in out.values():
         for pre in e.requires:
@@ -434,6 +481,13 @@ def get(cid: str) -> Entry:
         raise ConfigError(f"claim {cid!r} is not in the registry "
                           "(src/companion/<paper>/claims/<chapter>.yml)")
     return reg[cid]
+
+
+def fail_entry(cid: str) -> Entry | None:
+    """The registered entry of ``cid`` when it explains a fail (``if_fails``), else None (a claim that has
+    left the registry included: a recorded row may outlive its rule)."""
+    e = entries().get(cid)
+    return e if e is not None and e.if_fails else None
 
 
 def for_chapter(chapter: str) -> list[Entry]:

@@ -207,6 +207,14 @@ class FindingRow:
     reason: str = ""
 
 
+def fail_short(claim: C.Claim) -> str:
+    """Why ``claim`` fails, in a table cell's length ("" when it does not fail, or has no explanation)."""
+    from . import registry
+
+    e = registry.fail_entry(claim.id) if claim.status == "fail" else None
+    return e.fail_short() if e else ""
+
+
 def _short(text: str, n: int = 90) -> str:
     return text if len(text) <= n else text[: n - 1].rsplit(" ", 1)[0] + "…"
 
@@ -238,7 +246,8 @@ def finding_rows(paper: str, live: list[C.Claim], recorded: list[C.Claim],
         open_ = [src[i] for i in ids if i in src and src[i].status == "undecided"]
         budget = "at the papers' budget" if src is rec_f else "in this build"
         if against:
-            row.reason = f"Fails {budget}: " + "; ".join(_short(c.claim) for c in against[:2])
+            row.reason = f"Fails {budget}: " + "; ".join(
+                _short(c.claim) + (f" (why: {why})" if (why := fail_short(c)) else "") for c in against[:2])
         elif open_:
             row.reason = f"Still open {budget}: " + "; ".join(_short(c.claim) for c in open_[:2])
         elif ids:
@@ -392,11 +401,13 @@ def verdict_box_html(chapter: str, live: list[C.Claim], profile: str, recorded: 
     for c in found:
         r = rec.get(c.id)
         rec_cell = ("—" if not r or profile == "paper" else "stale: re-record" if r.id in old
-                    else f"<b style='color:{C.COLOURS[r.status]}'>{e(r.status)}</b>")
+                    else f"<b style='color:{C.COLOURS[r.status]}'>{e(r.status)}</b>"
+                    + (f"<br><small>why: {prose_html(why)}</small>" if (why := fail_short(r)) else ""))
         rows.append(
             f"<tr><td>{prose_html(c.claim)}<br><small>paper: {prose_html(c.expected)}</small></td>"
             f"<td data-label='{e(live_col)}'><b style='color:{C.COLOURS[c.status]}'>{e(c.status)}</b>"
-            f"<br><small>{prose_html(_short(c.observed, 70))}</small></td>"
+            f"<br><small>{prose_html(_short(c.observed, 70))}</small>"
+            + (f"<br><small>why: {prose_html(why)}</small>" if (why := fail_short(c)) else "") + "</td>"
             + (f"<td data-label=\"recorded: papers' budget\">{rec_cell}</td>" if profile != "paper" else "")
             + "</tr>")
     head = (f"<tr><th>what the paper says</th><th>{e(live_col)}</th>"

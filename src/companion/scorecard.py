@@ -137,10 +137,21 @@ def summary_frame(claims: list[C.Claim], by: str) -> pd.DataFrame:
     return frame
 
 
-def _verdict_cell(status: str) -> str:
+def _verdict_cell(status: str, why: str = "") -> str:
+    """A verdict, coloured; ``why``: the short reason a fail fails (:meth:`registry.Entry.fail_short`)."""
+    from . import report
+
     word = status.split(" ")[0] if status else ""
     colour = C.COLOURS.get(word) or C.COLOURS.get(status.split(" (")[0], "#000")
-    return f"<b style='color:{colour}'>{html.escape(status)}</b>"
+    return f"<b style='color:{colour}'>{html.escape(status)}</b>" + (
+        f"<br><small>why: {report.prose_html(why)}</small>" if why else "")
+
+
+def _fail_why(cid: str, status: str) -> str:
+    from . import registry
+
+    e = registry.fail_entry(cid) if status.startswith("fail") else None
+    return e.fail_short() if e else ""
 
 
 def claims_table(group: list[C.Claim], prof: str, names: dict[str, str], links: dict[str, str]) -> str:
@@ -156,9 +167,10 @@ def claims_table(group: list[C.Claim], prof: str, names: dict[str, str], links: 
     for c in group:
         link = f"<a href='{links[c.chapter]}'>{html.escape(names.get(c.chapter, c.chapter))}</a>" \
             if c.chapter in links else html.escape(names.get(c.chapter, c.chapter))
-        cells = [link, report.prose_html(c.claim, link), _verdict_cell(c.status)]
+        cells = [link, report.prose_html(c.claim, link), _verdict_cell(c.status, _fail_why(c.id, c.status))]
         if prof != "paper":
-            cells.append(_verdict_cell(recorded_status(c.chapter, c.id)))
+            rec = recorded_status(c.chapter, c.id)
+            cells.append(_verdict_cell(rec, _fail_why(c.id, rec)))
         cells += [report.prose_html(c.expected, link), report.prose_html(c.observed, link),
                   html.escape(c.criterion), html.escape(decide.get(c.id, ""))]
         rows.append("<tr>" + "".join(f"<td data-label=\"{html.escape(h)}\">{v}</td>"
@@ -260,6 +272,8 @@ def show_criteria() -> None:
             revs = "".join(f"<li>revised {escape(str(r['date']))}: {escape(str(r['why']))}</li>"
                            for r in e.revisions)
             extra = f"<li><b>Not testable here:</b> {escape(e.not_testable)}</li>" if e.not_testable else ""
+            if e.if_fails:
+                extra += f"<li><b>Where it fails:</b> {escape(e.fail_text())}</li>"
             parts.append(
                 f"<div class='companion-criterion'><p><code>{escape(e.id)}</code> ({escape(e.figure)}): "
                 f"{report.prose_html(e.statement)} <i>({escape(e.tier)})</i></p><ul>"
