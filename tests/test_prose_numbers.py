@@ -5,8 +5,9 @@ re-recorded; prose that quotes their numbers goes stale silently. Their numbers 
 generated output only (the verdict box, the glued "At the papers' budget" summary, the claims tables). This
 test reads every markdown cell of every chapter and fails on a decimal number or a percentage that equals
 (at the precision written) an estimate, interval end or table value of the chapter's record, unless the same
-number is also the paper's value or a rule's threshold (the registry) or a parameter of the chapter (the
-root ``_config.yml``): those come from the paper or the budget, not from our runs.
+number is also the paper's value or a rule's threshold (the registry), a value of the library's tables of
+the authors' numbers (``<paper>/reference.py``), or a parameter of the chapter (the root ``_config.yml``):
+those come from the paper or the budget, not from our runs.
 """
 
 import math
@@ -15,6 +16,8 @@ import re
 import pytest
 
 from companion import chapters, config, records, registry, stats
+from companion.aitken2021 import reference as aitken_reference
+from companion.pandey2022 import reference as pandey_reference
 
 NUMBER = re.compile(r"(?<![\w.])[−-]?\d+(?:\.\d+)? ?%|(?<![\w.])[−-]?\d+\.\d+(?![\w.])")
 
@@ -76,6 +79,9 @@ def test_no_markdown_cell_copies_a_recorded_number(chapter):
         numbers([e.rule, e.reference, e.statement, e.paper_value()], known)
     for profile in ("smoke", "quick", "paper"):
         numbers(config.resolve(chapter.id, profile).as_dict(), known)
+    for tables in (aitken_reference.REFERENCE, pandey_reference.REFERENCE):  # the authors' numbers
+        for frame in tables.values():
+            numbers(frame.to_numpy().ravel().tolist(), known)
     nb = chapters.read_notebook(chapter.path)
     found = {i: copied for i, cell in enumerate(nb["cells"]) if cell["cell_type"] == "markdown"
              and (copied := copied_numbers("".join(cell["source"]), results, known))}
