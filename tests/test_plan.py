@@ -106,9 +106,11 @@ def test_every_undecided_recorded_finding_gets_a_side():
 
     assert undecided and all(planned_or_stale(r) for r in undecided)
     assert all(r["method"] for r in undecided)
-    # t-a1's raise was recorded as a paired mean (5.7 pp) and is now a difference of rates: stale, not planned
+    # nothing is planned from a stale row (recorded under a rule changed since)
+    assert all(r["seeds_to_decide"] is None for r in rows if r["stale"])
+    # t-a1's raise, re-recorded as a difference of rates (Newcombe): current, planned with its side
     raise_row = next(r for r in rows if r["id"] == "t-a1/sparsemax-raises-ftpt")
-    assert raise_row["stale"] and raise_row["seeds_to_decide"] is None
+    assert not raise_row["stale"] and raise_row["leans"] in ("pass", "fail", "on the boundary")
     reg = registry.entries()
     for r in rows:
         recorded = next(c for c in plan.load_claims("paper", r["chapter"]) if c.id == r["id"])
