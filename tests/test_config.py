@@ -79,6 +79,9 @@ def test_command_line_strings_are_parsed(fake_repo):
     p = config.schema("demo")
     assert p["n_seeds"].parse("5", "demo") == 5
     assert p["k"].parse("0.005", "demo") == 0.005
+    assert p["k"].parse("5e-3", "demo") == 0.005  # YAML 1.1 alone would read this as a string
+    with pytest.raises(config.ConfigError, match="parameter 'k' got 'small'"):
+        p["k"].parse("small", "demo")
     assert p["flag"].parse("true", "demo") is True
     assert p["data_dir"].parse("none", "demo") is None
     assert p["data_dir"].parse("/tmp/cifar", "demo") == "/tmp/cifar"

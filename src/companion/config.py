@@ -167,6 +167,11 @@ class Param:
             value = text
         if self.type == "str" and value is not None and not isinstance(value, str):
             value = text  # e.g. `-p data_dir 2024` stays a string
+        if self.type == "float" and isinstance(value, str):
+            try:  # YAML 1.1 reads `1e-4` (no dot) as a string; Python reads it as the number it is
+                value = float(text)
+            except ValueError:
+                pass
         if text.strip().lower() in ("none", "null"):
             value = None
         return self.check(value, chapter)
