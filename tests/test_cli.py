@@ -90,6 +90,9 @@ def test_parser_errors_exit_2(capsys):
         (["--workers", "2", "--split", "n_seeds"], "t-d2b has no list parameter 'n_seeds'"),
         (["--workers", "2", "--split", "ks"], "fewer than two items"),
         (["--workers", "0"], "--workers must be at least 1"),
+        (["--deviation", "L2 small", "-p", "n_seeds", "3"], "a deviation name is lower-case"),
+        (["--deviation", "more-seeds"], "a deviation record changes a setting"),
+        (["--deviation", "x", "-p", "n_seeds", "3", "--until-decided"], "do not go together"),
     ],
 )
 def test_record_bad_split_is_one_line_and_exit_2(args, needle, tmp_path, _isolated_cache):

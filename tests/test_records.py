@@ -6,7 +6,7 @@ import math
 import pytest
 
 from companion import claims, recording, records, registry
-from companion.card import ChapterCard, recorded_html, recorded_tables_html
+from companion.card import ChapterCard, recorded_html, recorded_table, recorded_tables_html
 
 
 def _claim(cid="demo/acc", status="pass", est=0.95, digest="d1"):
@@ -189,6 +189,32 @@ def test_networks_trained_beforehand_count_in_the_cost_each_by_its_own_cut(monke
     assert records.paper_cost("fig5", costs=est)["low_s"] == 1.0
 
 
+def test_a_deviation_record_is_kept_apart_and_verified(tmp_path, monkeypatch):
+    """A record with our settings in place of the authors' goes to deviations/, leaves the chapter's
+    record and every count of recorded verdicts alone, and verifies like any record."""
+    monkeypatch.setattr(records, "results_dir", lambda profile: tmp_path / "results" / profile)
+    chapter = "f-em1"
+    main = recording.record(chapter, {"n_seeds": 3, "epochs": 3}, profile="smoke")
+    before = main.read_text()
+    path = recording.record(chapter, {"n_seeds": 3, "epochs": 3, "data_seed": 5}, profile="smoke",
+                            deviation="data-5")
+    assert path == tmp_path / "results" / "smoke" / "deviations" / "f-em1.data-5.json"
+    assert main.read_text() == before, "the chapter's own record changed"
+    rec = records.load(chapter, "smoke", "data-5")
+    assert rec["deviation"] == "data-5" and rec["overrides"]["data_seed"] == 5
+    changed = "a deviation from the authors' settings (n_seeds 3, epochs 3, data_seed 5)"
+    assert changed in records.provenance(rec)
+    own = records.recorded_claims(records.load(chapter, "smoke"))
+    assert len(records.all_recorded_claims("smoke")) == len(own), "the deviation was counted"
+    ok, diffs = recording.verify(chapter, "smoke", "data-5")
+    assert ok, diffs
+    records.mark_verified(chapter, "smoke", ok, diffs, 1.0, "data-5")
+    assert records.load(chapter, "smoke", "data-5")["verified"]["agree"]
+    assert "verified" not in records.load(chapter, "smoke")
+    with pytest.raises(Exception, match="a deviation name"):
+        records.record_path(chapter, "smoke", "../escape")
+
+
 def test_summary_tables_travel_with_a_record(tmp_path, monkeypatch):
     import pandas as pd
 
@@ -206,6 +232,32 @@ def test_summary_tables_travel_with_a_record(tmp_path, monkeypatch):
     html = recorded_tables_html({"profile": "paper", "tables": saved})
     assert "<details>" in html and "first" in html and "99.1" in html and "—" in html
     assert recorded_tables_html({"profile": "paper"}) == ""
+
+
+def test_a_recorded_table_is_shown_with_its_provenance_or_how_to_make_it(tmp_path, monkeypatch):
+    import pandas as pd
+
+    from companion import config
+
+    monkeypatch.setattr(records, "results_dir", lambda profile: tmp_path / "results" / profile)
+    monkeypatch.setenv(claims.CLAIMS_FILE_ENV, str(tmp_path / "t-d1.claims.json"))
+    monkeypatch.setattr(claims, "store_dir", lambda profile: tmp_path / "store")
+    missing = recorded_table("t-d1", "traps", "At the authors' settings", deviation="l2-1e-4",
+                             make="-p l2 1e-4").data
+    assert "not recorded yet" in missing
+    assert "companion record t-d1 --profile paper -p l2 1e-4 --deviation l2-1e-4" in missing
+    # a table kept after the verdicts were shown is still saved with the run
+    card = ChapterCard(config.resolve("t-d1", "smoke"))
+    card._shown = True
+    card.table(pd.DataFrame({"trapped share": [0.25]}, index=pd.Index(["AED"], name="architecture")), "traps")
+    saved = json.loads((tmp_path / "t-d1.claims.tables.json").read_text())
+    rec = {"chapter": "t-d1", "profile": "paper", "commit": "a" * 40, "date": "2026-12-04T00:00:00",
+           "wall_s": 60.0, "machine": "m", "parameters": {}, "overrides": {"l2": 1e-4}, "partial": {},
+           "claims": [], "tables": saved, "deviation": "l2-1e-4"}
+    records._write(records.record_path("t-d1", "paper", "l2-1e-4"), rec)
+    shown = recorded_table("t-d1", "traps", "Our deviation", deviation="l2-1e-4").data
+    assert "not live" in shown and "a deviation from the authors' settings (l2 0.0001)" in shown
+    assert "AED" in shown and "0.25" in shown and "not verified" in shown
 
 
 def test_split_parameter_picks_the_first_list_with_two_items():

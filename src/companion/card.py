@@ -42,6 +42,7 @@ class ChapterCard:
         self.links: list[registry.Entry] = []
         self.tables: dict[str, dict] = {}
         self.gates: dict[str, str] = {}
+        self._shown = False
 
     def table(self, frame: pd.DataFrame, name: str = "ours beside the authors") -> pd.DataFrame:
         """Keep a chapter's summary table (ours beside the authors', row for row) for the recorded run.
@@ -52,6 +53,8 @@ class ChapterCard:
         flat = flat.copy()
         flat.columns = [" / ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in flat.columns]
         self.tables[name] = json.loads(flat.to_json(orient="split", index=False, default_handler=str))
+        if self._shown:  # a table computed after the verdicts (a section of our own): keep it too
+            self.save()
         return frame
 
     def check(self, cid: str, *, values=None, a=None, b=None, successes=None, trials=None,
@@ -192,6 +195,7 @@ class ChapterCard:
             raise RuntimeError(f"chapter {self.chapter} did not check its registered claims: "
                                f"{', '.join(missing)}")
         self.save()
+        self._shown = True
         # the verdict box at the top of the chapter (a glued copy of the verdicts)
         report.glue_verdict(self.chapter, self.claims, self.settings.profile, self.settings.as_dict())
         frame = self.frame
@@ -252,6 +256,31 @@ def fails_html(chapter: str, live: list[C.Claim]) -> str:
         claim = registry.entries()[cid].statement if cid in registry.entries() else cid
         items.append(f"<li>{report.prose_html(claim)} (fails in {' and in '.join(labels)}). {text}</li>")
     return "<p><b>Why the fails fail.</b></p><ul>" + "".join(items) + "</ul>"
+
+
+def recorded_table(chapter: str, name: str, title: str, profile: str = "paper", deviation: str | None = None,
+                   make: str = ""):
+    """A summary table that a recorded run kept (:meth:`ChapterCard.table` ``name``), shown in full with
+    where it came from; without that record, one line saying how to make it (``make``: the ``-p``
+    settings of the command). For a section whose numbers only the recorded budget produces."""
+    from html import escape
+
+    from IPython.display import HTML
+
+    from . import records
+
+    rec = records.load(chapter, profile, deviation)
+    table = (rec or {}).get("tables", {}).get(name)
+    if table is None:
+        cmd = " ".join(x for x in (f"companion record {chapter} --profile {profile}", make,
+                                    f"--deviation {deviation}" if deviation else "") if x)
+        return HTML(f"<p><b>{escape(title, quote=False)}</b>: not recorded yet; "
+                    f"<code>{escape(cmd, quote=False)}</code> makes it.</p>")
+    frame = pd.DataFrame(table["data"], columns=table["columns"])
+    return HTML(f"<p><b>{escape(title, quote=False)}</b> — not live: "
+                f"{escape(records.provenance(rec), quote=False)}; "
+                f"{escape(records.verified_text(rec), quote=False)}.</p><div class='companion-wide'>"
+                + frame.to_html(index=False, float_format=lambda x: f"{x:.3g}", na_rep="—") + "</div>")
 
 
 def recorded_tables_html(rec: dict) -> str:

@@ -7,7 +7,7 @@
     companion build [--workers N | --scheduler ADDRESS] [--profile P] [--path-output DIR]
     companion scorecard [--json] [--profile P]
     companion plan [CHAPTER] [--json] [--profile paper|quick]
-    companion record CHAPTER [--until-decided --max-seeds N [--stages 5,10,20,40]] ...
+    companion record CHAPTER [--until-decided --max-seeds N [--stages 5,10,20,40]] [--deviation NAME] ...
 
 Bad input (unknown chapter, parameter or value) prints one line and exits 2.
 """
@@ -221,6 +221,12 @@ def _record(args) -> int:
 
     params = {name: value for name, value in args.param or []}
     runner.prepare(args.chapter, params, args.profile)  # bad input: one line, nothing run or written
+    if args.deviation is not None:
+        records.check_deviation(args.deviation)
+        if args.until_decided:
+            raise config.ConfigError("--deviation and --until-decided do not go together")
+        if not params:
+            raise config.ConfigError("a deviation record changes a setting: give it with -p NAME VALUE")
     if args.workers < 1:
         raise config.ConfigError(f"--workers must be at least 1, got {args.workers}")
     def log(*a):
@@ -238,8 +244,8 @@ def _record(args) -> int:
         raise config.ConfigError("--max-seeds and --stages go with --until-decided")
     else:
         path = recording.record(args.chapter, params, args.profile, workers=args.workers, split=args.split,
-                                log=log)
-    rec = records.load(args.chapter, args.profile)
+                                log=log, deviation=args.deviation)
+    rec = records.load(args.chapter, args.profile, args.deviation)
     print(f"recorded {args.chapter} -> {path.relative_to(path.parents[2])}")
     print(f"{records.provenance(rec)}; {claims.counts_text(records.recorded_claims(rec))}")
     return 0
@@ -286,8 +292,8 @@ def _verify(args) -> int:
     from . import recording, records
 
     t0 = time.perf_counter()
-    ok, diffs = recording.verify(args.chapter, args.profile)
-    records.mark_verified(args.chapter, args.profile, ok, diffs, time.perf_counter() - t0)
+    ok, diffs = recording.verify(args.chapter, args.profile, args.deviation)
+    records.mark_verified(args.chapter, args.profile, ok, diffs, time.perf_counter() - t0, args.deviation)
     if ok:
         print(f"{args.chapter}: the re-run agrees with the {args.profile} record (verdicts; estimates within "
               f"rel {records.VERIFY_RTOL:g})")
@@ -363,7 +369,8 @@ def build_parser() -> argparse.ArgumentParser:
     pb.set_defaults(func=_build)
     prc = add("record", "run a chapter and keep its verdicts with provenance in results/",
               "t-d1 --profile paper", "t-d2b --profile paper --workers 2 --split layers",
-              "fig2 --profile paper -p n_seeds 5")
+              "fig2 --profile paper -p n_seeds 5",
+              "tab-accuracy --profile paper -p l2 1e-4 --deviation l2-1e-4")
     prc.add_argument("chapter")
     prc.add_argument("-p", "--param", nargs=2, action="append", metavar=("NAME", "VALUE"),
                      help="e.g. fewer seeds than the profile's: the record is then labelled partial")
@@ -381,10 +388,15 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --until-decided: n_seeds of each look, declared before the run")
     prc.add_argument("--dry-run", action="store_true",
                      help="list the networks the record would train first (estimated cost) and stop")
+    prc.add_argument("--deviation", metavar="NAME",
+                     help="the -p settings replace the authors' with ours: keep the record apart, as "
+                          "results/PROFILE/deviations/CHAPTER.NAME.json, out of every count of verdicts")
     prc.set_defaults(func=_record)
-    pv = add("verify", "re-run a recorded chapter with its recorded parameters and compare", "t-d1")
+    pv = add("verify", "re-run a recorded chapter with its recorded parameters and compare", "t-d1",
+             "tab-accuracy --deviation l2-1e-4")
     pv.add_argument("chapter")
     pv.add_argument("--profile", default="paper")
+    pv.add_argument("--deviation", metavar="NAME", help="verify this deviation record of the chapter")
     pv.set_defaults(func=_verify)
     ps = add("scorecard", "every recorded claim with its status", "", "--profile paper --json")
     ps.add_argument("--json", action="store_true")

@@ -71,11 +71,21 @@ def _warm(chapter: str, prof: str, raw: dict, name: str, items: list[str], worke
 
 def record(chapter: str, raw_params: dict | None = None, profile: str = "paper",
            output_dir: str | Path | None = None, workers: int = 1, split: str | None = None,
-           log=print) -> Path:
+           log=print, deviation: str | None = None) -> Path:
     """Execute ``chapter`` under ``profile`` (with ``raw_params`` overrides) and write its record
-    (:func:`run_record` says how it runs)."""
+    (:func:`run_record` says how it runs).
+
+    ``deviation``: the run replaces a setting of the authors' with one of ours (``raw_params`` says
+    which); it is kept apart, under that name (:func:`.records.record_path`), so the chapter's own
+    record and every count of verdicts stay at the authors' settings."""
+    if deviation is not None:
+        records.check_deviation(deviation)
+        if not raw_params:
+            raise config.ConfigError("a deviation record changes a setting: give it with -p NAME VALUE")
     data = run_record(chapter, raw_params, profile, output_dir, workers, split, log)
-    path = records.record_path(chapter, data["profile"])
+    if deviation is not None:
+        data["deviation"] = deviation
+    path = records.record_path(chapter, data["profile"], deviation)
     records._write(path, data)
     return path
 
@@ -261,13 +271,13 @@ def record_until_decided(chapter: str, raw_params: dict | None = None, profile: 
 
 
 
-def verify(chapter: str, profile: str = "paper") -> tuple[bool, list[str]]:
+def verify(chapter: str, profile: str = "paper", deviation: str | None = None) -> tuple[bool, list[str]]:
     """Re-run a recorded chapter with its recorded parameters; (agree, differences). A staged record:
     its last look, at the level that look was decided at."""
-    rec = records.load(chapter, profile)
+    rec = records.load(chapter, profile, deviation)
     if rec is None:
         raise config.ConfigError(f"no record for {chapter!r} under {profile!r} "
-                                 f"({records.record_path(chapter, profile)})")
+                                 f"({records.record_path(chapter, profile, deviation)})")
     old = records.recorded_claims(rec)
     level = None
     if rec.get("staged"):  # a staged record: re-run its last look, at the per-look level it was decided at

@@ -21,6 +21,7 @@ import json
 import math
 import os
 import platform
+import re
 import resource
 import subprocess
 import tempfile
@@ -40,7 +41,24 @@ def results_dir(profile: str) -> Path:
     return paths.repo_root() / "results" / profile
 
 
-def record_path(chapter: str, profile: str = "paper") -> Path:
+#: A deviation's name: lower-case words joined by hyphens, e.g. ``l2-1e-4``.
+DEVIATION_NAME = re.compile(r"[a-z0-9][a-z0-9.-]*")
+
+
+def check_deviation(name: str) -> str:
+    """``name`` if it can name a deviation record, else a one-line ConfigError."""
+    if not DEVIATION_NAME.fullmatch(name or ""):
+        raise config.ConfigError(f"a deviation name is lower-case letters, digits, dots and hyphens "
+                                 f"(e.g. l2-1e-4), got {name!r}")
+    return name
+
+
+def record_path(chapter: str, profile: str = "paper", deviation: str | None = None) -> Path:
+    """``results/<profile>/<chapter>.json``; a deviation (a run with settings of ours in place of the
+    authors', ``companion record --deviation NAME``) in ``results/<profile>/deviations/``, where the
+    scorecard and every count of recorded verdicts do not look."""
+    if deviation is not None:
+        return results_dir(profile) / "deviations" / f"{chapter}.{check_deviation(deviation)}.json"
     return results_dir(profile) / f"{chapter}.json"
 
 
@@ -130,13 +148,14 @@ def _write(path: Path, data: dict) -> None:
     os.replace(tmp, path)
 
 
-def mark_verified(chapter: str, profile: str, agree: bool, differences: list[str], wall_s: float) -> Path:
+def mark_verified(chapter: str, profile: str, agree: bool, differences: list[str], wall_s: float,
+                  deviation: str | None = None) -> Path:
     """Stamp a record with its latest verification: a re-run on a second process
     (``companion verify``), at which commit, when, and whether it agreed.
 
     Only the ``verified`` key changes; the recorded verdicts stay as they were."""
-    path = record_path(chapter, profile)
-    rec = load(chapter, profile)
+    path = record_path(chapter, profile, deviation)
+    rec = load(chapter, profile, deviation)
     if rec is None:
         raise config.ConfigError(f"no record for {chapter!r} under {profile!r} ({path})")
     rec["verified"] = {"date": datetime.now(UTC).isoformat(timespec="seconds"), "commit": commit(),
@@ -164,8 +183,8 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def load(chapter: str, profile: str = "paper") -> dict | None:
-    path = record_path(chapter, profile)
+def load(chapter: str, profile: str = "paper", deviation: str | None = None) -> dict | None:
+    path = record_path(chapter, profile, deviation)
     if not path.is_file():
         return None
     return json.loads(path.read_text())
@@ -212,6 +231,9 @@ def provenance(rec: dict) -> str:
         runs = pre["runs"]
         cpu = sum(r.get("cpu_s") or r["wall_s"] for r in runs)
         where += f", after {len(runs)} training runs beforehand ({cpu / 60:.0f} CPU-min)"
+    if rec.get("deviation"):  # our settings in place of the authors': say which
+        changed = ", ".join(f"{k} {v}" for k, v in (rec.get("overrides") or {}).items())
+        where += f"; a deviation from the authors' settings ({changed})"
     return (f"recorded {rec['date'][:10]} at commit {commit_short}, {label(rec)}, "
             f"wall time {rec['wall_s'] / 60:.1f} min{where} on {rec['machine']}")
 

@@ -28,11 +28,15 @@ from .. import stats
 from .analysis import SOLVES, Analysis
 from .train import TrainedEnsemble, default_l2
 
-__all__ = ["OUTCOMES", "has_curves", "curves", "outcomes", "trapped", "trap_rate", "position_error",
-           "eos_attention_first_step", "trap_table", "p_curves", "p_position_error"]
+__all__ = ["OUTCOMES", "TRAP_TABLE", "has_curves", "curves", "outcomes", "trapped", "trap_rate",
+           "position_error", "eos_attention_first_step", "trap_table", "p_curves", "p_position_error"]
 
 #: The four courses a network can take (see :func:`outcomes`).
 OUTCOMES = ("never solved", "stable", "recovered", "trapped")
+
+#: The name under which the accuracy chapter keeps :func:`trap_table` for its recorded runs.
+TRAP_TABLE = "networks that lose the task"
+
 _COLOURS = {"never solved": "#57606a", "stable": "#1a7f37", "recovered": "#0969da", "trapped": "#cf222e"}
 
 
