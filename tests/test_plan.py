@@ -200,3 +200,32 @@ def test_to_decide_says_the_leaning_the_seeds_and_their_cost_only_for_undecided_
         "leans fail; not with a feasible number of seeds at this spread")
     assert plan.to_decide({**row, "status": "pass"}) == ""
     assert plan.to_decide({**row, "stale": True}) == "stale: re-record"
+
+
+def test_seeds_to_add_count_networks_trained_not_networks_used():
+    """A claim on the 5 solving networks of 10 trained asks for two seeds per network it lacks; a claim on
+    the 3 variant networks of a chapter that also trains 10 counts the variant seeds."""
+    assert plan.claim_seed_parameter("x", 5, {"n_seeds": 10}) == "n_seeds"
+    assert plan.claim_seed_parameter("x", 3, {"n_seeds": 10, "variant_seeds": 3}) == "variant_seeds"
+    assert plan.claim_seed_parameter("x", 90, {"n_seeds": 10, "variant_seeds": 3}) == "n_seeds"
+    seeds = plan.run_seeds("fig2", "paper")["n_seeds"]
+    c = _claim("fig2/diagonal", "undecided", estimate=1.0, lo=0.57, hi=1.0, n=seeds // 2)
+    c.chapter = "fig2"
+    param, extra = plan._seeds_for(c, seeds // 2 + 10, "paper")
+    assert (param, extra) == ("n_seeds", 20)
+    # pooled cells: n = 9 cells x 10 seeds, 30 more runs of n are about 4 more seeds per cell
+    c = _claim("t-cplx/ftpt-high", "undecided", estimate=90.0, lo=80.0, hi=100.0, n=90)
+    c.chapter = "t-cplx"
+    assert plan._seeds_for(c, 120, "paper") == ("n_seeds", math.ceil(30 * plan.run_seeds("t-cplx", "paper")
+                                                                      ["n_seeds"] / 90))
+
+
+def test_a_chapter_that_reads_cached_networks_is_costed_by_what_they_take_to_train():
+    """fig2's record only read networks trained beforehand: its CPU time is seconds, but a seed costs a
+    one-to-one AED network at the papers' budget (its declared cost model)."""
+    per_seed, how = plan.seed_cost("fig2", "paper")
+    rec = records.load("fig2", "paper")
+    own = (rec.get("cpu_s") or rec["wall_s"]) / rec["parameters"]["n_seeds"]
+    assert per_seed > 100 * own and "declared networks" in how
+    assert plan.declared_seed_cost("fig2", "paper", "n_seeds", 10) == pytest.approx(per_seed - own)
+    assert plan.declared_seed_cost("f-alpha", "paper", "n_seeds", 10) is None  # declares nothing

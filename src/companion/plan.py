@@ -34,9 +34,12 @@ rule's own method gives at that mean and standard deviation, no random draws):
   *stale*: its estimate may be another statistic (a mean where the rule is now a rate), so no plan is
   computed from it; the row says "stale: re-record" instead.
 
-Cost: the chapter's measured one-core cost divided by its seed count, times the seeds to add
-(:func:`seed_cost`). Rough, and said so: the chapter's fixed analysis cost is spread over its seeds,
-and a rule's n is not always seeds (pooled cells, rate trials, runs of an ensemble).
+Seeds and cost: the n still missing, scaled by the run's seeds per unit of n (a claim on the 5 of 10
+networks that solve the task needs two seeds per network it lacks; pooled cells need fewer), times
+the cost of one seed (:func:`seed_cost`): for a chapter that declares its networks, their cost
+model's marginal cost of one more seed plus the chapter's own time per seed; else the chapter's
+measured one-core cost divided by its seeds. Rough, and said so: a selection's share and a rule's n
+(rate trials, runs of an ensemble) may differ at more seeds.
 """
 
 from __future__ import annotations
@@ -383,14 +386,76 @@ def seed_parameter(chapter: str) -> str | None:
     return next((p for p in SEED_PARAMETERS if p in schema), None)
 
 
-def seed_cost(chapter: str, profile: str = "paper") -> tuple[float | None, str]:
-    """(one-core seconds per seed, how it was computed) for ``chapter`` under ``profile``."""
+def run_seeds(chapter: str, profile: str) -> dict[str, int]:
+    """Every seed-count parameter of ``chapter`` (``n_seeds``, ``variant_seeds``, ``escan_seeds``...)
+    and its value in the run the plan reads: the ``paper`` record's parameters, else the profile's."""
+    schema = config.schema(chapter)
+    names = [p for p in schema if p.endswith("seeds")]
+    params = {}
+    if profile == "paper":
+        from . import records
+
+        params = (records.load(chapter, "paper") or {}).get("parameters") or {}
+    out = {}
+    for p in names:
+        v = params.get(p, schema[p].default_for(profile))
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            out[p] = v
+    return out
+
+
+def claim_seed_parameter(chapter: str, n: int, seeds: dict[str, int]) -> str | None:
+    """The seed parameter whose networks a claim's n counts: the smallest seed count that covers n (a
+    claim on 3 variant networks in a chapter that also trains 10 of the main kind), else the largest
+    (n pools several cells)."""
+    if not seeds:
+        return None
+    covering = sorted((v, p) for p, v in seeds.items() if v >= n)
+    if covering:
+        return covering[0][1]
+    return max(seeds.items(), key=lambda kv: kv[1])[0]
+
+
+def declared_seed_cost(chapter: str, profile: str, param: str, seeds: int) -> float | None:
+    """One-core training seconds that one more seed of ``param`` adds, from the networks the chapter
+    declares (:mod:`companion.networks`, each with its cost model): the declared cost at ``seeds + 1``
+    less the cost at ``seeds``. None where the chapter declares nothing that grows with ``param``.
+
+    Unlike a record's measured time, this counts networks that another chapter or an earlier run
+    trained (a record that only read them from the model cache measured none of their cost)."""
+    from . import networks
+
+    try:
+        now = networks.chapter_specs(chapter, profile, {param: seeds})
+        more = networks.chapter_specs(chapter, profile, {param: seeds + 1})
+    except config.ConfigError:  # seeds + 1 beyond the parameter's range
+        return None
+    added = sum(x.cost_s for x in more) - sum(x.cost_s for x in now)
+    return added if added > 0 else None
+
+
+def seed_cost(chapter: str, profile: str = "paper", param: str | None = None) -> tuple[float | None, str]:
+    """(one-core seconds per seed, how it was computed) for ``chapter`` under ``profile``.
+
+    A chapter that declares its networks: their cost model's marginal cost of one more seed
+    (:func:`declared_seed_cost`) plus the chapter's own measured time per seed (its analysis). Else
+    the chapter's measured one-core cost divided by its seeds."""
     from . import records
 
-    param = seed_parameter(chapter)
+    param = param or seed_parameter(chapter)
     if param is None:
         return None, "the chapter has no seed parameter"
     seeds = config.schema(chapter)[param].default_for(profile)
+    if seeds and (train := declared_seed_cost(chapter, profile, param, int(seeds))) is not None:
+        rec = records.load(chapter, "paper") if profile == "paper" else None
+        if rec is not None:
+            own = (rec.get("cpu_s") or rec["wall_s"]) / float(rec["parameters"].get(param) or seeds)
+            where = "the record's CPU time"
+        else:
+            quick = records.load_costs().get("chapters", {}).get(chapter, {}).get("quick_s")
+            own, where = (quick or 0.0) / float(seeds), "the quick build's wall time"
+        return train + own, (f"the declared networks' estimated training time per added seed of {param}, "
+                             f"plus {where} per seed (the analysis)")
     if profile == "paper":
         rec = records.load(chapter, "paper") or {}
         runs = (rec.get("pretrained") or {}).get("runs", [])
@@ -451,18 +516,36 @@ def plan_rows(claims: list, profile: str | None = None, cap: int = CAP) -> list[
         row.update(leans=side, seeds_to_decide=n, method=how)
         if n is None:
             continue
-        row["extra_seeds"] = max(0, n - c.n)
         prof = profile or c.profile or "paper"
-        if (c.chapter, prof) not in costs:
+        param, row["extra_seeds"] = _seeds_for(c, n, prof)
+        if (c.chapter, prof, param) not in costs:
             try:
-                costs[c.chapter, prof] = seed_cost(c.chapter, prof)
+                costs[c.chapter, prof, param] = seed_cost(c.chapter, prof, param)
             except config.ConfigError:
-                costs[c.chapter, prof] = (None, "unknown chapter")
-        per_seed, cost_how = costs[c.chapter, prof]
+                costs[c.chapter, prof, param] = (None, "unknown chapter")
+        per_seed, cost_how = costs[c.chapter, prof, param]
         if per_seed is not None:
             row["core_hours"] = round(row["extra_seeds"] * per_seed / 3600, 2)
             row["method"] += f"; cost: {cost_how}, per seed (rough: n is not always seeds)"
     return out
+
+
+def _seeds_for(c, n_needed: int, profile: str) -> tuple[str | None, int]:
+    """(the seed parameter, the seeds to add) for a claim to reach ``n_needed`` in its rule's n.
+
+    A rule's n is not always seeds: it counts only the networks that solve the task where a
+    selection applies (fewer than the seeds trained), and the runs of every cell where cells are
+    pooled (more). Scale by the run's seeds per unit of n (:func:`claim_seed_parameter` says which
+    seeds), so that, e.g., a claim on the 5 solving networks of 10 trained asks for two seeds per
+    network it lacks."""
+    extra = max(0, n_needed - c.n)
+    if c.chapter not in config.chapter_ids() or not c.n:
+        return None, extra
+    seeds = run_seeds(c.chapter, profile)
+    param = claim_seed_parameter(c.chapter, c.n, seeds)
+    if not extra or param is None:
+        return param, extra
+    return param, math.ceil(extra * float(seeds[param]) / c.n - 1e-9)
 
 
 def load_claims(profile: str, chapter: str | None = None) -> list:
