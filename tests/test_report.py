@@ -111,3 +111,25 @@ def test_stale_recorded_claims_are_counted_apart_not_as_verdicts():
     assert "stale: re-record" in out and "does not hold" not in out
     rows = report.finding_rows("pandey2022", live, rec, ["t-a1"], stale={"t-a1/sparsemax-sparser"})
     assert next(r for r in rows if r.ids).recorded == Counter({"stale": 1})
+
+
+def test_observations_beyond_the_papers_come_from_the_records(tmp_path, monkeypatch):
+    from companion import records
+
+    monkeypatch.setattr(records, "results_dir", lambda profile: tmp_path / profile)
+    names = {"tab-accuracy": "T1, T2: accuracy"}
+    out = report.observations_html(lambda ch: f"{ch}.html", names)
+    assert "<a href='tab-accuracy.html'>T1, T2: accuracy</a>" in out
+    assert out.count("not recorded yet") == 1 + len(report.observations()[0][5])
+    _, _, chapter, table, columns, deviations = report.observations()[0]
+    kept = {table: {"columns": [*columns, "first-word error (trapped)"],
+                    "data": [["AED", "0.001 (authors')", 10, 1, 4, 4, 0.4, 0.168, 0.687, 0.67]]}}
+    rec = {"chapter": chapter, "profile": "paper", "commit": "b" * 40, "date": "2026-12-04T00:00:00",
+           "wall_s": 60.0, "machine": "m", "parameters": {}, "overrides": {}, "partial": {}, "claims": [],
+           "tables": kept}
+    records._write(records.record_path(chapter, "paper"), rec)
+    out = report.observations_html(lambda ch: f"{ch}.html", names)
+    assert out.count("not recorded yet") == len(deviations)
+    assert "<td>0.40</td>" in out and "<td>0.17</td>" in out
+    assert "recorded 2026-12-04 at commit bbbbbbbbbb" in out
+    assert "first-word error" not in out  # only the columns the observation names

@@ -92,6 +92,57 @@ MAIN_FINDINGS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
 }
 
 
+def observations() -> list[tuple[str, str, str, str, tuple[str, ...], tuple[tuple[str, str], ...]]]:
+    """What the reproduction observed that the papers do not report: (paper, the observation in plain
+    words, the chapter that measures it, the summary table its recorded runs keep, the columns to show,
+    and the deviation records shown beside it as (name, label)). The numbers come from the records in
+    ``results/paper/``."""
+    from .aitken2021.failure import TRAP_TABLE  # late: the paper's library imports torch
+
+    return [
+        ("aitken2021",
+         "At the authors' training settings some one-to-one AED networks solve the task and then lose it "
+         "for good: they end wrong only at the first output word, whose attention sits on the end of the "
+         "input. The paper reports no such failures. The table gives the share of networks that end this "
+         "way (trapped), with its 95 % Wilson interval, at the authors' settings and with a smaller L2 "
+         "weight of ours.",
+         "tab-accuracy", TRAP_TABLE,
+         ("architecture", "L2", "networks", "never solved", "recovered", "trapped", "trapped share",
+          "interval low", "interval high"),
+         (("l2-1e-4", "With L2 1e-4 for every architecture (our deviation, recorded apart)"),)),
+    ]
+
+
+def observations_html(href, names: dict[str, str]) -> str:
+    """The section of the report on :func:`observations`, each with its recorded tables and their
+    provenance ('not recorded yet' where a record is missing)."""
+    import pandas as pd
+
+    from . import records
+
+    e = html.escape
+    found = observations()
+    if not found:
+        return ""
+    parts = ["<h2>What the reproduction found that the papers do not report</h2>"]
+    for _paper, text, chapter, table, columns, deviations in found:
+        parts.append(f"<p>{e(text)} Measured in <a href='{e(href(chapter))}'>{e(names.get(chapter, chapter))}"
+                     "</a>.</p>")
+        for dev, what in ((None, "At the authors' settings"), *deviations):
+            rec = records.load(chapter, "paper", dev)
+            kept = (rec or {}).get("tables", {}).get(table)
+            if kept is None:
+                parts.append(f"<p><i>{e(what)}: not recorded yet.</i></p>")
+                continue
+            frame = pd.DataFrame(kept["data"], columns=kept["columns"])
+            frame = frame[[c for c in columns if c in frame.columns]]
+            parts.append(f"<p><b>{e(what)}</b> <small>({e(records.provenance(rec))}; "
+                         f"{e(records.verified_text(rec))})</small></p><div class='companion-wide'>"
+                         + frame.to_html(index=False, float_format=lambda x: f"{x:.2f}", na_rep="—")
+                         + "</div>")
+    return "\n".join(parts)
+
+
 _TOKEN = r"(?:\b(?:mu|chi)\^[A-Z](?:_[a-z])?(?![A-Za-z])|\bW_[KQV]\b)"
 _MATH = re.compile(rf"{_TOKEN}(?:\s*[.·]\s*{_TOKEN})*")
 _SEP = re.compile(r"\s*[.·]\s*")
@@ -293,9 +344,11 @@ STYLE = """<style>
 def render_report(live_profile: str, live: list[C.Claim], recorded: list[C.Claim], href,
                   names: dict[str, str], order: list[str], papers: dict[str, str],
                   plan: list[dict] | None = None,
-                  not_testable: list[tuple[str, str, str]] = (), stale: set[str] = frozenset()) -> str:
+                  not_testable: list[tuple[str, str, str]] = (), stale: set[str] = frozenset(),
+                  observations: str = "") -> str:
     """The report page's HTML. ``href(chapter_id)`` gives a chapter's link, ``names`` its one name;
-    ``stale``: recorded claims whose rule changed since their run (counted apart, never as verdicts)."""
+    ``stale``: recorded claims whose rule changed since their run (counted apart, never as verdicts);
+    ``observations``: the section of :func:`observations_html`."""
     e = html.escape
 
     def rec_text(claims: list[C.Claim]) -> str:
@@ -330,6 +383,8 @@ def render_report(live_profile: str, live: list[C.Claim], recorded: list[C.Claim
                 f"<td data-label='{e(live_col)}'>{_verdict_html(r.live)}</td>"
                 f"<td data-label='decided in'>{links or '—'}</td></tr>")
         parts.append("</tbody></table>")
+    if observations:
+        parts.append(observations)
     if not_testable:
         parts.append("<h2>Not testable here</h2><p>Claims whose test our data or setup cannot make, "
                      "set before the runs:</p><ul>")
@@ -538,7 +593,8 @@ def page_html(href, profile: str | None = None) -> str:
     chs = chapters.all_chapters()
     names = {c.id: chapter_name(c) for c in chs}
     return render_report(prof, live, recorded, href, names, [c.id for c in chs], chapters.PAPERS,
-                         plan=plan_for(live), not_testable=not_testable_rows(), stale=stale_ids(recorded))
+                         plan=plan_for(live), not_testable=not_testable_rows(), stale=stale_ids(recorded),
+                         observations=observations_html(href, names))
 
 
 def _fill(app, doctree, docname) -> None:
