@@ -169,3 +169,37 @@ def test_l2_parameter_is_a_labelled_deviation():
     assert A.train_config_from_settings(S, "AED").l2 == 1e-4
     # VED's own value stays the default entry (the same cached networks)
     assert A.train_config_from_settings(S, "VED").l2 is None
+
+
+def test_curve_rows_are_what_the_figure_draws_and_survive_a_record(tmp_path, monkeypatch):
+    """The rows a recorded run keeps draw the same figure; the record lists them with its data, not its
+    tables."""
+    import json
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from companion import claims
+    from companion.card import ChapterCard, recorded_frame, recorded_tables_html
+
+    ens = _fake([[0.0, 1.0, 1.0, 0.3], [0.0, 0.5, 1.0, 1.0]], [0.33, 1.0])
+    rows = F.curve_rows({"AED": ens})
+    assert list(rows["course"]) == ["trapped", "stable"] and list(rows["network"]) == [0, 1]
+    assert rows["phrase"][0] == [0.0, 1.0, 1.0, 0.3] and rows["step"][1] == [0, 50, 100, 150]
+    card = ChapterCard(config.resolve("tab-accuracy", "smoke"))
+    card.table(rows, F.CURVES_TABLE, listed=False)
+    monkeypatch.setenv(claims.CLAIMS_FILE_ENV, str(tmp_path / "tab-accuracy.claims.json"))
+    monkeypatch.setattr(claims, "store_dir", lambda profile: tmp_path / "store")
+    card.save()
+    kept = json.loads((tmp_path / "tab-accuracy.claims.tables.json").read_text())
+    assert recorded_tables_html({"profile": "paper", "tables": kept}) == ""
+    from companion import records
+
+    monkeypatch.setattr(records, "results_dir", lambda profile: tmp_path / "results" / profile)
+    records._write(records.record_path("tab-accuracy", "paper"), {"tables": kept})
+    back = recorded_frame("tab-accuracy", F.CURVES_TABLE)
+    assert back.to_dict() == rows.to_dict()
+    live, again = F.p_curves({"AED": ens}), F.p_curves(back)
+    for a, b in zip(live.axes, again.axes):
+        assert [list(line.get_ydata()) for line in a.lines] == [list(line.get_ydata()) for line in b.lines]
+    assert again.axes[0].get_title(loc="left") == "AED: 2 networks (1 stable, 1 trapped)"

@@ -44,15 +44,20 @@ class ChapterCard:
         self.gates: dict[str, str] = {}
         self._shown = False
 
-    def table(self, frame: pd.DataFrame, name: str = "ours beside the authors") -> pd.DataFrame:
+    def table(self, frame: pd.DataFrame, name: str = "ours beside the authors",
+              listed: bool = True) -> pd.DataFrame:
         """Keep a chapter's summary table (ours beside the authors', row for row) for the recorded run.
 
         A recorded ``paper`` run stores these small tables with its claims, so the rows that only the
-        ``paper`` profile runs appear in the book beside the live table. Returns ``frame`` (display it)."""
+        ``paper`` profile runs appear in the book beside the live table. ``listed=False``: data the
+        chapter draws from the record (e.g. training curves), not listed with its tables. Returns
+        ``frame`` (display it)."""
         flat = frame.reset_index() if not isinstance(frame.index, pd.RangeIndex) else frame
         flat = flat.copy()
         flat.columns = [" / ".join(map(str, c)) if isinstance(c, tuple) else str(c) for c in flat.columns]
         self.tables[name] = json.loads(flat.to_json(orient="split", index=False, default_handler=str))
+        if not listed:
+            self.tables[name]["listed"] = False
         if self._shown:  # a table computed after the verdicts (a section of our own): keep it too
             self.save()
         return frame
@@ -258,6 +263,16 @@ def fails_html(chapter: str, live: list[C.Claim]) -> str:
     return "<p><b>Why the fails fail.</b></p><ul>" + "".join(items) + "</ul>"
 
 
+def recorded_frame(chapter: str, name: str, profile: str = "paper",
+                   deviation: str | None = None) -> pd.DataFrame | None:
+    """The table ``name`` a recorded run of ``chapter`` kept (:meth:`ChapterCard.table`), or None."""
+    from . import records
+
+    rec = records.load(chapter, profile, deviation)
+    kept = (rec or {}).get("tables", {}).get(name)
+    return None if kept is None else pd.DataFrame(kept["data"], columns=kept["columns"])
+
+
 def recorded_table(chapter: str, name: str, title: str, profile: str = "paper", deviation: str | None = None,
                    make: str = ""):
     """A summary table that a recorded run kept (:meth:`ChapterCard.table` ``name``), shown in full with
@@ -289,6 +304,8 @@ def recorded_tables_html(rec: dict) -> str:
 
     out = ""
     for name, t in (rec.get("tables") or {}).items():
+        if t.get("listed") is False:  # data a chapter draws, not a table to read
+            continue
         frame = pd.DataFrame(t["data"], columns=t["columns"])
         out += (f"<details><summary>Recorded <code>{escape(rec['profile'])}</code> table: {escape(name)} "
                 f"({len(frame)} rows)</summary><div class='companion-wide'>"

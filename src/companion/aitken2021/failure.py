@@ -28,14 +28,17 @@ from .. import stats
 from .analysis import SOLVES, Analysis
 from .train import TrainedEnsemble, default_l2
 
-__all__ = ["OUTCOMES", "TRAP_TABLE", "has_curves", "curves", "outcomes", "trapped", "trap_rate",
-           "position_error", "eos_attention_first_step", "trap_table", "p_curves", "p_position_error"]
+__all__ = ["OUTCOMES", "TRAP_TABLE", "CURVES_TABLE", "has_curves", "curves", "outcomes", "trapped",
+           "trap_rate", "position_error", "eos_attention_first_step", "trap_table", "curve_rows", "p_curves",
+           "p_position_error"]
 
 #: The four courses a network can take (see :func:`outcomes`).
 OUTCOMES = ("never solved", "stable", "recovered", "trapped")
 
-#: The name under which the accuracy chapter keeps :func:`trap_table` for its recorded runs.
+#: The names under which the accuracy chapter keeps :func:`trap_table` and :func:`curve_rows` for its
+#: recorded runs.
 TRAP_TABLE = "networks that lose the task"
+CURVES_TABLE = "training curves"
 
 _COLOURS = {"never solved": "#57606a", "stable": "#1a7f37", "recovered": "#0969da", "trapped": "#cf222e"}
 
@@ -154,36 +157,53 @@ def trap_table(ensembles: Mapping[str, TrainedEnsemble], analyses: Mapping[str, 
     return pd.DataFrame(rows).set_index("architecture").round(3)
 
 
-def p_curves(ensembles: Mapping[str, TrainedEnsemble], threshold: float | None = SOLVES) -> plt.Figure:
+def curve_rows(ensembles: Mapping[str, TrainedEnsemble], threshold: float | None = SOLVES) -> pd.DataFrame:
+    """One row per network: its architecture, index, course (:func:`outcomes` at ``threshold``; empty
+    with ``threshold=None``), clipping threshold, and its curves as lists rounded to 4 digits (``step``,
+    ``phrase``, ``word``, ``grad_norm``): what :func:`p_curves` draws, small enough for a record to keep."""
+    rows = []
+    for arch, ens in ensembles.items():
+        c = curves(ens)
+        oc = outcomes(ens, threshold) if threshold is not None else [""] * c["phrase"].shape[0]
+        for e, course in enumerate(oc):
+            rows.append({"architecture": arch, "network": e, "course": course,
+                         "clip": float(ens.train_config.clip), "step": c["step"].tolist(),
+                         **{k: np.round(c[k][e], 4).tolist() for k in ("phrase", "word", "grad_norm")}})
+    return pd.DataFrame(rows)
+
+
+def p_curves(ensembles: Mapping[str, TrainedEnsemble] | pd.DataFrame,
+             threshold: float | None = SOLVES) -> plt.Figure:
     """Per-network training curves: phrase accuracy, word accuracy (fixed batch, greedy) and the
     gradient norm before clipping, against step; one row per architecture. Colour = the course
     (:func:`outcomes` at ``threshold``); with ``threshold=None`` (tasks with no level that counts as
-    solved, such as eSCAN) one colour per network and no courses."""
-    archs = list(ensembles)
+    solved, such as eSCAN) one colour per network and no courses. Takes the ensembles, or the rows of
+    :func:`curve_rows` (e.g. those a recorded run kept)."""
+    rows = ensembles if isinstance(ensembles, pd.DataFrame) else curve_rows(ensembles, threshold)
+    archs = list(dict.fromkeys(rows["architecture"]))
+    with_courses = bool(rows["course"].astype(bool).all())
     fig, axes = plt.subplots(len(archs), 3, figsize=(11, 2.4 * len(archs)), squeeze=False, sharex="row")
     for r, arch in enumerate(archs):
-        ens = ensembles[arch]
-        c = curves(ens)
-        oc = outcomes(ens, threshold) if threshold is not None else None
-        for e in range(c["phrase"].shape[0]):
-            colour = _COLOURS[oc[e]] if oc else plt.cm.tab10(e % 10)
+        mine = rows[rows["architecture"] == arch]
+        for e, row in enumerate(mine.itertuples()):
+            colour = _COLOURS[row.course] if with_courses else plt.cm.tab10(e % 10)
             kw = {"color": colour, "lw": 0.9, "alpha": 0.8}
-            axes[r, 0].plot(c["step"], c["phrase"][e], **kw)
-            axes[r, 1].plot(c["step"], c["word"][e], **kw)
-            axes[r, 2].semilogy(c["step"], np.maximum(c["grad_norm"][e], 1e-6), **kw)
+            axes[r, 0].plot(row.step, row.phrase, **kw)
+            axes[r, 1].plot(row.step, row.word, **kw)
+            axes[r, 2].semilogy(row.step, np.maximum(np.asarray(row.grad_norm, dtype=float), 1e-6), **kw)
         axes[r, 0].set_ylabel(f"{arch}\nphrase accuracy")
         axes[r, 1].set_ylabel("word accuracy")
         axes[r, 2].set_ylabel("gradient norm")
-        axes[r, 2].axhline(ens.train_config.clip, color="k", ls=":", lw=0.8)
+        axes[r, 2].axhline(float(mine["clip"].iloc[0]), color="k", ls=":", lw=0.8)
         for ax in axes[r, :2]:
             ax.set_ylim(-0.03, 1.03)
-        n = c["phrase"].shape[0]
-        counts = ("" if oc is None
+        oc = list(mine["course"])
+        counts = ("" if not with_courses
                   else " (" + ", ".join(f"{oc.count(o)} {o}" for o in OUTCOMES if oc.count(o)) + ")")
-        axes[r, 0].set_title(f"{arch}: {n} networks{counts}", fontsize=9, loc="left")
+        axes[r, 0].set_title(f"{arch}: {len(mine)} networks{counts}", fontsize=9, loc="left")
     for ax in axes[-1]:
         ax.set_xlabel("training step")
-    if threshold is not None:
+    if with_courses:
         handles = [plt.Line2D([], [], color=_COLOURS[o], label=o) for o in OUTCOMES]
         fig.legend(handles=handles, loc="upper center", ncol=4, fontsize=8, frameon=False)
         fig.tight_layout(rect=(0, 0, 1, 0.95))
