@@ -91,6 +91,26 @@ def test_manifest_records_config_in_clear():
     assert meta["config"] == {"seed": 7, "tag": "a"} and len(meta["sha256"]) == 64
 
 
+def test_manifest_keeps_what_computing_the_entry_cost():
+    def busy():
+        t = 0.0
+        for i in range(300_000):  # some CPU work to measure
+            t += i ** 0.5
+        return _payload()
+
+    cache.cached("demo", {"seed": 8}, busy)
+    k = cache.key("demo", {"seed": 8})
+    cost = cache.compute_cost("demo", k)
+    assert set(cost) == {"wall_s", "cpu_s", "date", "host"}
+    assert cost["cpu_s"] > 0 and cost["wall_s"] > 0
+    # a load does not touch it; an entry stored without it says so
+    cache.cached("demo", {"seed": 8}, busy)
+    assert cache.compute_cost("demo", k) == cost
+    cache.store("demo", {"seed": 9}, _payload())
+    assert cache.compute_cost("demo", cache.key("demo", {"seed": 9})) is None
+    assert cache.compute_cost("demo", "0" * 64) is None
+
+
 def test_non_plain_config_is_refused():
     with pytest.raises(TypeError):
         cache.key("demo", {"f": object()})

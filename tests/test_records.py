@@ -321,6 +321,30 @@ def test_cache_reuse_counts_results_read_but_not_computed_here(monkeypatch):
     assert (c["low_s"], c["high_s"]) == (1500.0, 3000.0) and "read 13 cached results" in c["how"]
 
 
+def test_a_record_counts_the_networks_it_read_with_what_they_cost_to_train(_isolated_cache):
+    """fig2 reads the AED networks that fig1 (first in the book) also declares: the record lists them with
+    the training time their cache manifest kept, says they grow with n_seeds, and leaves them to fig1's
+    cost; fig1's own record counts them."""
+    from companion import cache, networks, prebuild
+
+    (spec,) = [x for x in networks.chapter_specs("fig2", "smoke") if "AED" in x.description]
+    r = prebuild.train_network("fig2", "smoke", {}, spec.key)
+    assert r["ok"] and r["trained"], r.get("error")
+    log = f"loaded {spec.kind} {spec.key} 1\n"
+    pre = recording.pretrained_runs("fig2", "smoke", {}, log)
+    (run,) = pre["runs"]
+    cost = cache.compute_cost(spec.kind, spec.key)
+    assert run["what"] == spec.description and run["cpu_s"] == cost["cpu_s"] > 0
+    assert run["scales_with"] == "n_seeds" and run["counted_in"] == "fig1"
+    (own,) = recording.pretrained_runs("fig1", "smoke", {}, log)["runs"]
+    assert "counted_in" not in own
+    # trained during the record itself: not "beforehand"
+    here = log + f"computed {spec.kind} {spec.key} 1\n"
+    assert recording.pretrained_runs("fig2", "smoke", {}, here) is None
+    rec = {"profile": "smoke", "wall_s": 2.0, "cpu_s": 1.0, "partial": {}, "pretrained": {"runs": [own]}}
+    assert records._pretrained_cost(rec)["high_s"] == pytest.approx(own["cpu_s"] + 1.0)
+
+
 # ---- staged records: --until-decided ---------------------------------------------------------------
 
 def _effect(mean, n):

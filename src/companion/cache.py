@@ -27,8 +27,11 @@ import hashlib
 import json
 import logging
 import os
+import socket
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -166,8 +169,11 @@ def load(kind: str, config: Mapping, scope: Iterable[str] = ()) -> dict | None:
         return None
 
 
-def store(kind: str, config: Mapping, payload: dict, scope: Iterable[str] = ()) -> Path:
-    """Write ``payload`` atomically; returns the payload path."""
+def store(kind: str, config: Mapping, payload: dict, scope: Iterable[str] = (),
+          cost: Mapping | None = None) -> Path:
+    """Write ``payload`` atomically; returns the payload path. ``cost``: what computing it took
+    (:func:`cached` measures it), kept in the manifest so that a run that only reads the entry can
+    still say what it cost (:func:`compute_cost`)."""
     if not isinstance(payload, dict):
         raise TypeError("a cache payload must be a dict")
     scope = tuple(scope)
@@ -182,8 +188,28 @@ def store(kind: str, config: Mapping, payload: dict, scope: Iterable[str] = ()) 
         "code": fingerprint(scope),
         "sha256": _sha256(pt),
     }
+    if cost:
+        meta["compute"] = dict(cost)
     _atomic_write(manifest, lambda fh: fh.write(json.dumps(meta, indent=1, sort_keys=True)), mode="w")
     return pt
+
+
+def compute_cost(kind: str, k: str) -> dict | None:
+    """``{wall_s, cpu_s, date, host}`` of computing the entry ``kind``/``k`` (a full key), as its
+    manifest recorded it; None for an entry stored without it (or absent)."""
+    _, manifest = _entry(kind, k)
+    try:
+        return json.loads(manifest.read_text()).get("compute")
+    except (OSError, ValueError):
+        return None
+
+
+def _cpu_seconds() -> float:
+    """User + system CPU time of this process, all its threads."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 #: If set, :func:`cached` appends ``computed|loaded KIND KEY PID`` per call to this file
@@ -222,8 +248,11 @@ def cached(kind: str, config: Mapping, compute: Callable[[], dict], scope: Itera
             if hit is not None:
                 _log_event("loaded", kind, k)
                 return hit
+            t0, c0 = time.perf_counter(), _cpu_seconds()
             payload = compute()
-            store(kind, config, payload, scope)
+            cost = {"wall_s": round(time.perf_counter() - t0, 3), "cpu_s": round(_cpu_seconds() - c0, 3),
+                    "date": datetime.now(UTC).isoformat(timespec="seconds"), "host": socket.gethostname()}
+            store(kind, config, payload, scope, cost)
             _log_event("computed", kind, k)
         finally:
             # Removed while held, after the store: whoever opens a fresh lock file later

@@ -30,6 +30,71 @@ def cache_reuse(log_text: str) -> dict[str, int]:
     return {"trained": len(computed), "reused": len(loaded - computed)}
 
 
+def _owners(profile: str) -> dict[str, str]:
+    """{network key: the first chapter, in book order, that declares it at ``profile``'s defaults}: the
+    chapter whose cost counts a network that several chapters read (the book's total counts it once)."""
+    from . import chapters, networks
+
+    out: dict[str, str] = {}
+    for ch in chapters.all_chapters():
+        for spec in networks.chapter_specs(ch.id, profile):
+            out.setdefault(spec.key, ch.id)
+    return out
+
+
+def pretrained_runs(chapter: str, profile: str, params: dict, log_text: str) -> dict | None:
+    """The entries a record read from the model cache without computing them, each with what computing
+    it took (its manifest, :func:`.cache.compute_cost`): the ``pretrained`` field of the record, which
+    its cost counts (:mod:`companion.records`). None when it read nothing computed beforehand.
+
+    Each run says which seed parameter it grows with (``scales_with``: the declared networks whose key
+    changes with one more seed), and ``counted_in`` the chapter that owns it when another chapter
+    declares it first (so the book's total counts it once)."""
+    from . import networks
+
+    computed, loaded = set(), set()
+    for line in log_text.splitlines():
+        parts = line.split()
+        if len(parts) >= 3:
+            (computed if parts[0] == "computed" else loaded).add((parts[1], parts[2]))
+    reused = sorted(loaded - computed)
+    if not reused:
+        return None
+    specs = {x.key: x for x in networks.chapter_specs(chapter, profile, params)}
+    settings = config.resolve(chapter, profile, **params).as_dict()
+    grows: dict[str, str] = {}
+    for name, value in settings.items():
+        if name.endswith("seeds") and isinstance(value, int) and not isinstance(value, bool):
+            try:
+                more = {x.key for x in networks.chapter_specs(chapter, profile, {**params, name: value + 1})}
+            except config.ConfigError:
+                continue
+            for k in specs:
+                if k not in more:
+                    grows.setdefault(k, name)
+    owners = _owners(profile) if specs else {}
+    runs, unknown = [], 0
+    for kind, k in reused:
+        cost = cache.compute_cost(kind, k)
+        if cost is None:
+            unknown += 1
+            continue
+        run = {"what": specs[k].description if k in specs else f"{kind} {k[:12]}", "key": k[:12],
+               "cpu_s": cost["cpu_s"], "wall_s": cost["wall_s"], "trained": cost.get("date", "")}
+        if k in grows:
+            run["scales_with"] = grows[k]
+        if owners.get(k, chapter) != chapter:
+            run["counted_in"] = owners[k]
+        runs.append(run)
+    if not runs:
+        return None
+    how = ("read from the model cache: each entry's one-core cost as its cache manifest recorded it when it "
+           "was computed (by a build, a prebuild or another record, before this record)")
+    if unknown:
+        how += f"; {unknown} more entries read carry no cost (stored before manifests kept it)"
+    return {"how": how, "runs": runs}
+
+
 def split_parameter(chapter: str, settings: dict[str, Any], name: str | None = None) -> tuple[str, list[str]]:
     """The list parameter a parallel record splits on, and its items as this run resolves them.
 
@@ -133,7 +198,9 @@ def run_record(chapter: str, raw_params: dict | None = None, profile: str = "pap
                 os.environ.pop(cache.LOG_ENV, None)
             else:
                 os.environ[cache.LOG_ENV] = before
-        reuse = cache_reuse(events.read_text() if events.is_file() else "")
+        log_text = events.read_text() if events.is_file() else ""
+        reuse = cache_reuse(log_text)
+        pretrained = pretrained_runs(chapter, prof, params, log_text)
         tables_path = C.tables_file(out_dir / f"{chapter}.claims.json")
         tables = json.loads(tables_path.read_text()) if tables_path.is_file() else {}
     data = {
@@ -151,6 +218,8 @@ def run_record(chapter: str, raw_params: dict | None = None, profile: str = "pap
         "tables": tables,
         "cache": reuse,
     }
+    if pretrained:
+        data["pretrained"] = pretrained
     if split_name:
         data["workers"] = workers
         data["core_s"] = round(sum(w["seconds"] for w in warm) + final, 1)
