@@ -122,8 +122,9 @@ def test_observations_beyond_the_papers_come_from_the_records(tmp_path, monkeypa
     assert "<a href='tab-accuracy.html'>T1, T2: accuracy</a>" in out
     assert out.count("not recorded yet") == 1 + len(report.observations()[0][5])
     _, _, chapter, table, columns, deviations = report.observations()[0]
-    kept = {table: {"columns": [*columns, "first-word error (trapped)"],
-                    "data": [["AED", "0.001 (authors')", 10, 1, 4, 4, 0.4, 0.168, 0.687, 0.67]]}}
+    kept = {table: {"columns": [*columns, "not shown"],
+                    "data": [["AED", "0.001 (authors')", 10, 1, 4, 4, 0.4, 0.168, 0.687,
+                              0.67, 0.0, 0.99, 0.19, 123.0]]}}
     rec = {"chapter": chapter, "profile": "paper", "commit": "b" * 40, "date": "2026-12-04T00:00:00",
            "wall_s": 60.0, "machine": "m", "parameters": {}, "overrides": {}, "partial": {}, "claims": [],
            "tables": kept}
@@ -132,4 +133,5 @@ def test_observations_beyond_the_papers_come_from_the_records(tmp_path, monkeypa
     assert out.count("not recorded yet") == len(deviations)
     assert "<td>0.40</td>" in out and "<td>0.17</td>" in out
     assert "recorded 2026-12-04 at commit bbbbbbbbbb" in out
-    assert "first-word error" not in out  # only the columns the observation names
+    assert "first-word error (trapped)" in out and "<td>0.67</td>" in out
+    assert "not shown" not in out and "123" not in out  # only the columns the observation names

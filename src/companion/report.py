@@ -105,10 +105,12 @@ def observations() -> list[tuple[str, str, str, str, tuple[str, ...], tuple[tupl
          "for good: they end wrong only at the first output word, whose attention sits on the end of the "
          "input. The paper reports no such failures. The table gives the share of networks that end this "
          "way (trapped), with its 95 % Wilson interval, at the authors' settings and with a smaller L2 "
-         "weight of ours.",
+         "weight of ours, and for the trapped networks the error rate at the first and the later output "
+         "words and the first step's attention on the input's end of sequence (beside the other networks').",
          "tab-accuracy", TRAP_TABLE,
          ("architecture", "L2", "networks", "never solved", "recovered", "trapped", "trapped share",
-          "interval low", "interval high"),
+          "interval low", "interval high", "first-word error (trapped)", "later-word error (trapped)",
+          "EOS attention, first step (trapped)", "EOS attention, first step (others)"),
          (("l2-1e-4", "With L2 1e-4 for every architecture (our deviation, recorded apart)"),)),
     ]
 
