@@ -221,12 +221,8 @@ def _record(args) -> int:
 
     params = {name: value for name, value in args.param or []}
     runner.prepare(args.chapter, params, args.profile)  # bad input: one line, nothing run or written
-    if args.deviation is not None:
-        records.check_deviation(args.deviation)
-        if args.until_decided:
-            raise config.ConfigError("--deviation and --until-decided do not go together")
-        if not params:
-            raise config.ConfigError("a deviation record changes a setting: give it with -p NAME VALUE")
+    if args.deviation is not None and args.until_decided:  # the rest is checked by recording.record
+        raise config.ConfigError("--deviation and --until-decided do not go together")
     if args.workers < 1:
         raise config.ConfigError(f"--workers must be at least 1, got {args.workers}")
     def log(*a):

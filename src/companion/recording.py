@@ -20,13 +20,19 @@ from . import cache, config, prebuild, records, registry, runner
 from . import claims as C
 
 
-def cache_reuse(log_text: str) -> dict[str, int]:
-    """From a cache event log: entries trained during the record, and entries only read (trained before)."""
+def cache_events(log_text: str) -> tuple[set, set]:
+    """From a cache event log: the (kind, key) entries computed, and those loaded."""
     computed, loaded = set(), set()
     for line in log_text.splitlines():
         parts = line.split()
         if len(parts) >= 3:
             (computed if parts[0] == "computed" else loaded).add((parts[1], parts[2]))
+    return computed, loaded
+
+
+def cache_reuse(log_text: str) -> dict[str, int]:
+    """From a cache event log: entries trained during the record, and entries only read (trained before)."""
+    computed, loaded = cache_events(log_text)
     return {"trained": len(computed), "reused": len(loaded - computed)}
 
 
@@ -52,11 +58,7 @@ def pretrained_runs(chapter: str, profile: str, params: dict, log_text: str) -> 
     declares it first (so the book's total counts it once)."""
     from . import networks
 
-    computed, loaded = set(), set()
-    for line in log_text.splitlines():
-        parts = line.split()
-        if len(parts) >= 3:
-            (computed if parts[0] == "computed" else loaded).add((parts[1], parts[2]))
+    computed, loaded = cache_events(log_text)
     reused = sorted(loaded - computed)
     if not reused:
         return None
