@@ -39,6 +39,7 @@ smoke-html: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_pandey_ensemble.py
 	$(BIN)/python benchmarks/bench_aitken_ensemble.py
+	$(BIN)/python benchmarks/bench_aitken_bound.py
 	$(BIN)/python benchmarks/bench_malloc.py
 	$(BIN)/python benchmarks/bench_image_stop.py
 	$(BIN)/python benchmarks/bench_sdc_stop.py
