@@ -121,7 +121,7 @@ class HandWrittenGRU(torch.autograd.Function):
 
 
 def hand_written_run(cell: EnsembleGRUCell, xproj: torch.Tensor, h0: torch.Tensor) -> torch.Tensor:
-    """States ``(E, B, L, n)`` of ``cell`` over ``xproj`` ``(E, B, L, 3n)`` through :class:`HandWrittenGRU`."""
+    """States ``(E, B, L, n)`` of ``cell`` over ``xproj`` ``(E, B, L, 3n)``, by :class:`HandWrittenGRU`."""
     E, B = xproj.shape[:2]
     n = cell.hidden_size
     states = HandWrittenGRU.apply(xproj.transpose(1, 2).contiguous(), h0.expand(E, B, n), cell.U_ur, cell.U_c,
@@ -233,7 +233,8 @@ def main() -> None:
     print(f"\n== one GRU run of {L} steps, forward + backward ({args.seeds} members, batch {B}) ==")
     for name, t in times.items():
         print(f"{name:>22}: {1000 * t:7.1f} ms")
-    print(f"ratio autograd / hand-written: {times['autograd step loop'] / times['hand-written backward']:5.2f} x; "
+    ratio = times["autograd step loop"] / times["hand-written backward"]
+    print(f"ratio autograd / hand-written: {ratio:5.2f} x; "
           f"largest relative gradient difference {diff:.1e}")
 
 
