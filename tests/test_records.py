@@ -460,6 +460,21 @@ def test_until_decided_keeps_every_stage_in_the_record(tmp_path, monkeypatch):
     assert "COMPANION_LEVEL" not in os.environ
 
 
+def test_a_staged_record_counts_the_networks_every_look_read_once():
+    # look 1 read a 10-seed network trained before the record; look 2 read a 24-seed one trained before,
+    # the 10-seed one again, and one that look 1 had just computed (its cpu_s counts it already)
+    how = "read from the model cache"
+    run = lambda key, date: {"what": key, "key": key, "cpu_s": 10.0, "wall_s": 11.0, "trained": date}  # noqa: E731
+    looks = [{"pretrained": {"how": how, "runs": [run("ten", "2026-12-04T10:00:00+00:00")]}},
+             {"pretrained": {"how": how, "runs": [run("twentyfour", "2026-12-04T10:05:00+00:00"),
+                                                  run("ten", "2026-12-04T10:00:00+00:00"),
+                                                  run("fresh", "2026-12-04T12:30:00+00:00")]}},
+             {}]
+    merged = recording.merged_pretrained(looks, "2026-12-04T12:00:00+00:00")
+    assert [r["key"] for r in merged["runs"]] == ["ten", "twentyfour"] and merged["how"] == how
+    assert recording.merged_pretrained([{}, {}], "2026-12-04T12:00:00+00:00") is None
+
+
 def test_a_staged_record_of_a_small_chapter_decides_at_the_per_look_level(tmp_path, monkeypatch):
     # a real run (two looks of f-em1 at smoke size): the per-look level reaches the chapter's kernel
     monkeypatch.setattr(records, "results_dir", lambda profile: tmp_path / "results" / profile)

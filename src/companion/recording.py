@@ -291,6 +291,22 @@ def staged(run_stage, looks: list[int], log=print) -> dict:
             "stopped_at": history[-1]["n_seeds"], "method": STAGED_METHOD}
 
 
+def merged_pretrained(looks: list[dict], started: str) -> dict | None:
+    """The ``pretrained`` field of a staged record: every look's entries read from the model cache, each
+    once, less those computed after ``started`` (an earlier look of this record computed them, and its
+    ``cpu_s`` already counts them). Looks that read different networks (10 seeds, then 24) all count."""
+    runs, seen, how = [], set(), None
+    for data in looks:
+        got = data.get("pretrained") or {}
+        for run in got.get("runs", []):
+            if run["key"] in seen or (run.get("trained") or "") >= started:
+                continue
+            seen.add(run["key"])
+            runs.append(run)
+            how = got["how"]
+    return {"how": how, "runs": runs} if runs else None
+
+
 def record_until_decided(chapter: str, raw_params: dict | None = None, profile: str = "paper",
                          max_seeds: int = 40, stages=STAGES, workers: int = 1, split: str | None = None,
                          log=print) -> Path:
@@ -311,6 +327,7 @@ def record_until_decided(chapter: str, raw_params: dict | None = None, profile: 
     for n in looks:  # every stage's parameters are valid before anything runs
         runner.prepare(chapter, {**raw, "n_seeds": str(n)}, profile)
     records_run: list[dict] = []
+    started = datetime.now(UTC).isoformat(timespec="seconds")
 
     def run_stage(n: int, level: float) -> list[C.Claim]:
         before = os.environ.get(stats.LEVEL_ENV)
@@ -333,6 +350,10 @@ def record_until_decided(chapter: str, raw_params: dict | None = None, profile: 
                      commit=records_run[i]["commit"])
     data["wall_s"] = round(sum(r["wall_s"] for r in records_run), 1)
     data["cpu_s"] = round(sum(r["cpu_s"] for r in records_run), 1)
+    pretrained = merged_pretrained(records_run, started)
+    data.pop("pretrained", None)
+    if pretrained:
+        data["pretrained"] = pretrained
     data["claims"] = result.pop("claims")
     data["staged"] = {**{k: v for k, v in result.items() if k != "stages"}, "max_seeds": max_seeds}
     data["stages"] = result["stages"]
