@@ -9,7 +9,7 @@ import sys
 import pytest
 from scipy import stats as st
 
-from companion import claims, plan, records, registry, stats
+from companion import claims, config, plan, records, registry, stats
 
 
 def entry(test, paper=None, tier="finding", **rule):
@@ -86,7 +86,8 @@ def test_plan_rows_cover_findings_and_cost_the_extra_seeds():
     assert [r["id"] for r in rows] == ["t-a2/softmax-ftpt", "t-a2/sparsemax-ftpt"]
     undecided, decided = rows
     assert set(undecided) == {"id", "chapter", "status", "n", "stale", "leans", "seeds_to_decide",
-                              "extra_seeds", "core_hours", "seeds_needed", "method"}
+                              "extra_seeds", "core_hours", "seeds_needed", "method", "setting"}
+    assert undecided["setting"] == f"-p n_seeds {5 + undecided['extra_seeds']}"  # t-a2 records 5 seeds
     assert not undecided["stale"] and not decided["stale"]
     assert undecided["leans"] == "pass" and undecided["seeds_to_decide"] > 5
     per_seed, how = plan.seed_cost("t-a2", "paper")
@@ -200,6 +201,8 @@ def test_to_decide_says_the_leaning_the_seeds_and_their_cost_only_for_undecided_
         "leans fail; not with a feasible number of seeds at this spread")
     assert plan.to_decide({**row, "status": "pass"}) == ""
     assert plan.to_decide({**row, "stale": True}) == "stale: re-record"
+    assert plan.to_decide({**row, "setting": "-p n_seeds 23"}) == (
+        "leans fail; decides at about n = 23 (+13 seeds, about 0.50 core-hours), recorded with -p n_seeds 23")
 
 
 def test_seeds_to_add_count_networks_trained_not_networks_used():
@@ -229,3 +232,15 @@ def test_a_chapter_that_reads_cached_networks_is_costed_by_what_they_take_to_tra
     assert per_seed > 100 * own and "declared networks" in how
     assert plan.declared_seed_cost("fig2", "paper", "n_seeds", 10) == pytest.approx(per_seed - own)
     assert plan.declared_seed_cost("f-alpha", "paper", "n_seeds", 10) is None  # declares nothing
+
+
+def test_a_setting_beyond_the_parameters_maximum_is_flagged(monkeypatch):
+    """The plan gives the -p setting that would decide a claim, and says when _config.yml forbids it."""
+    monkeypatch.setattr(plan, "_seeds_for", lambda c, n, prof: ("n_seeds", 100))
+    e = registry.get("t-a2/softmax-ftpt")
+    mid = sum(e.target()) / 2
+    row, = plan.plan_rows([_claim("t-a2/softmax-ftpt", "undecided", estimate=mid, lo=mid - 30, hi=mid + 30,
+                                  n=5, test="matches")])
+    limit = int(config.schema("t-a2")["n_seeds"].max)
+    assert row["setting"] == f"-p n_seeds 105 (above its maximum {limit} in _config.yml)"
+    assert f"[-p n_seeds 105 (above its maximum {limit}" in plan.plan_text([row])

@@ -518,6 +518,12 @@ def plan_rows(claims: list, profile: str | None = None, cap: int = CAP) -> list[
             continue
         prof = profile or c.profile or "paper"
         param, row["extra_seeds"] = _seeds_for(c, n, prof)
+        if param is not None:  # the setting that would run them, and whether the configuration allows it
+            total = run_seeds(c.chapter, prof)[param] + row["extra_seeds"]
+            row["setting"] = f"-p {param} {total}"
+            limit = config.schema(c.chapter)[param].max
+            if limit is not None and total > limit:
+                row["setting"] += f" (above its maximum {int(limit)} in _config.yml)"
         if (c.chapter, prof, param) not in costs:
             try:
                 costs[c.chapter, prof, param] = seed_cost(c.chapter, prof, param)
@@ -578,6 +584,8 @@ def to_decide(row: dict) -> str:
         if row.get("core_hours") is not None:
             extra = f"+{row['extra_seeds']} seeds, " if row.get("extra_seeds") is not None else ""
             seeds += f" ({extra}about {row['core_hours']:.2f} core-hours)"
+        if row.get("setting"):
+            seeds += f", recorded with {row['setting']}"
         parts.append(seeds)
     return "; ".join(parts)
 
@@ -595,6 +603,8 @@ def plan_text(rows: list[dict]) -> str:
         n = "—" if r["seeds_to_decide"] is None else str(r["seeds_to_decide"])
         cost = ("" if r["core_hours"] is None
                 else f", +{r['extra_seeds']} seeds ≈ {r['core_hours']:.2f} core-h")
+        if r.get("setting"):
+            cost += f" [{r['setting']}]"
         lines.append(f"{r['id']:<52} n={r['n']:<4} leans {r['leans'] or '?':<16} decides at n={n}{cost}"
                      f"{needed}")
     return "\n".join(lines) or "no undecided findings"
