@@ -25,6 +25,18 @@ def test_committed_without_outputs(path):
     assert nb["metadata"]["kernelspec"]["name"] == "python3"
 
 
+@pytest.mark.parametrize("path", NOTEBOOKS + BOOK_PAGES, ids=lambda p: p.name)
+def test_valid_nbformat_with_cell_ids(path):
+    # nbformat 4.5 wants an id on every cell; without one, every execution warns (and will fail later)
+    import json
+
+    import nbformat
+
+    raw = json.loads(path.read_text())
+    assert all("id" in c for c in raw["cells"]), f"{path.name}: cells without an id"
+    nbformat.validate(nbformat.reads(path.read_text(), as_version=4))
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_chapter_convention(path):
     nb = chapters.read_notebook(path)
