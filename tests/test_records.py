@@ -173,7 +173,11 @@ def test_networks_trained_beforehand_count_in_the_cost_each_by_its_own_cut(monke
     # 300 x 10/3 + 100 x 3 (no CPU time: the wall time) + 50 + the analysis 30 x 10/3 (largest cut)
     assert c["low_s"] == c["high_s"] == pytest.approx(1000 + 300 + 50 + 100)
     assert "trained beforehand" in c["how"]
-    assert "after 3 training runs beforehand (8 CPU-min)" in records.provenance(rec)
+    # one run kept no CPU time, so the sum is not all CPU time: the provenance says so
+    assert "after 3 training runs beforehand (8 min, wall time where no CPU time was kept)" in \
+        records.provenance(rec)
+    assert "after 2 training runs beforehand (6 CPU-min)" in records.provenance(
+        {**rec, "pretrained": {"how": "h", "runs": [runs[0], runs[2]]}})
     # some networks counted by another chapter: the rest and the analysis here
     rec["pretrained"]["runs"] = [runs[0], runs[1], dict(runs[2], counted_in="fig1")]
     c = records.paper_cost("fig5", costs={})
@@ -498,3 +502,12 @@ def test_provenance_table_has_one_row_per_record():
     assert sorted(rows) == recorded
     rec = records.load(recorded[0])
     assert records.provenance(rec) in rows[recorded[0]]
+
+
+def test_a_kept_table_prints_its_nulls_as_missing():
+    kept = {"columns": ["name", "share", "none at all"], "data": [["a", 0.5, None], ["b", None, None]]}
+    frame = records.kept_frame(kept)
+    assert frame["share"].isna().tolist() == [False, True] and frame["none at all"].isna().all()
+    assert frame["name"].tolist() == ["a", "b"]
+    html = frame.to_html(na_rep="—")
+    assert "None" not in html and html.count("—") == 3

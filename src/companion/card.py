@@ -270,7 +270,7 @@ def recorded_frame(chapter: str, name: str, profile: str = "paper",
 
     rec = records.load(chapter, profile, deviation)
     kept = (rec or {}).get("tables", {}).get(name)
-    return None if kept is None else pd.DataFrame(kept["data"], columns=kept["columns"])
+    return None if kept is None else records.kept_frame(kept)
 
 
 def recorded_table(chapter: str, name: str, title: str, profile: str = "paper", deviation: str | None = None,
@@ -291,7 +291,7 @@ def recorded_table(chapter: str, name: str, title: str, profile: str = "paper", 
                                     f"--deviation {deviation}" if deviation else "") if x)
         return HTML(f"<p><b>{escape(title, quote=False)}</b>: not recorded yet; "
                     f"<code>{escape(cmd, quote=False)}</code> makes it.</p>")
-    frame = pd.DataFrame(table["data"], columns=table["columns"])
+    frame = records.kept_frame(table)
     return HTML(f"<p><b>{escape(title, quote=False)}</b> — not live: "
                 f"{escape(records.provenance(rec), quote=False)}; "
                 f"{escape(records.verified_text(rec), quote=False)}.</p><div class='companion-wide'>"

@@ -202,6 +202,19 @@ def all_recorded_claims(profile: str = "paper") -> list[C.Claim]:
     return out
 
 
+def kept_frame(kept: dict):
+    """A table a record kept (``{"columns", "data"}``) as a DataFrame; JSON's nulls become NaN in
+    every column that holds no text, so that they print as missing, not as the word None."""
+    import pandas as pd
+
+    frame = pd.DataFrame(kept["data"], columns=kept["columns"])
+    for col in frame.columns:
+        values = frame[col].dropna()
+        if frame[col].dtype == object and all(isinstance(v, (int, float)) for v in values):
+            frame[col] = pd.to_numeric(frame[col].astype(float))
+    return frame
+
+
 def recorded_claims(rec: dict) -> list[C.Claim]:
     return [C.from_row(r) for r in rec.get("claims", [])]
 
@@ -230,7 +243,9 @@ def provenance(rec: dict) -> str:
     if pre:  # the record itself only analysed networks trained beforehand: say what those cost
         runs = pre["runs"]
         cpu = sum(r.get("cpu_s") or r["wall_s"] for r in runs)
-        where += f", after {len(runs)} training runs beforehand ({cpu / 60:.0f} CPU-min)"
+        unit = ("CPU-min" if all(r.get("cpu_s") is not None for r in runs)
+                else "min, wall time where no CPU time was kept")
+        where += f", after {len(runs)} training runs beforehand ({cpu / 60:.0f} {unit})"
     if rec.get("deviation"):  # our settings in place of the authors': say which
         changed = ", ".join(f"{k} {v}" for k, v in (rec.get("overrides") or {}).items())
         where += f"; a deviation from the authors' settings ({changed})"

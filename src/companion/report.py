@@ -118,8 +118,6 @@ def observations() -> list[tuple[str, str, str, str, tuple[str, ...], tuple[tupl
 def observations_html(href, names: dict[str, str]) -> str:
     """The section of the report on :func:`observations`, each with its recorded tables and their
     provenance ('not recorded yet' where a record is missing)."""
-    import pandas as pd
-
     from . import records
 
     e = html.escape
@@ -136,7 +134,7 @@ def observations_html(href, names: dict[str, str]) -> str:
             if kept is None:
                 parts.append(f"<p><i>{e(what)}: not recorded yet.</i></p>")
                 continue
-            frame = pd.DataFrame(kept["data"], columns=kept["columns"])
+            frame = records.kept_frame(kept)
             frame = frame[[c for c in columns if c in frame.columns]]
             parts.append(f"<p><b>{e(what)}</b> <small>({e(records.provenance(rec))}; "
                          f"{e(records.verified_text(rec))})</small></p><div class='companion-wide'>"
