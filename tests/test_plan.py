@@ -92,7 +92,9 @@ def test_plan_rows_cover_findings_and_cost_the_extra_seeds():
     assert undecided["leans"] == "pass" and undecided["seeds_to_decide"] > 5
     per_seed, how = plan.seed_cost("t-a2", "paper")
     assert per_seed == pytest.approx(records.paper_cost("t-a2")["high_s"] / 5) and "n_seeds 5" in how
-    assert undecided["core_hours"] == pytest.approx(round(undecided["extra_seeds"] * per_seed / 3600, 2))
+    # the whole record at the new setting: a cached program holds all its seeds, so every one retrains
+    new_record = (5 + undecided["extra_seeds"]) * per_seed
+    assert undecided["core_hours"] == pytest.approx(round(new_record / 3600, 2))
     assert decided["leans"] is None and decided["seeds_to_decide"] is None
 
 
@@ -196,13 +198,15 @@ def test_cli_bad_input_is_one_line_and_exit_2(args, needle, tmp_path):
 def test_to_decide_says_the_leaning_the_seeds_and_their_cost_only_for_undecided_findings():
     row = {"id": "x/y", "status": "undecided", "leans": "fail", "seeds_to_decide": 23, "extra_seeds": 13,
            "core_hours": 0.5, "stale": False}
-    assert plan.to_decide(row) == "leans fail; decides at about n = 23 (+13 seeds, about 0.50 core-hours)"
+    assert plan.to_decide(row) == (
+        "leans fail; decides at about n = 23 (+13 seeds, a record of about 0.50 core-hours)")
     assert plan.to_decide({**row, "seeds_to_decide": None}) == (
         "leans fail; not with a feasible number of seeds at this spread")
     assert plan.to_decide({**row, "status": "pass"}) == ""
     assert plan.to_decide({**row, "stale": True}) == "stale: re-record"
     assert plan.to_decide({**row, "setting": "-p n_seeds 23"}) == (
-        "leans fail; decides at about n = 23 (+13 seeds, about 0.50 core-hours), recorded with -p n_seeds 23")
+        "leans fail; decides at about n = 23 (+13 seeds, a record of about 0.50 core-hours), recorded with "
+        "-p n_seeds 23")
 
 
 def test_seeds_to_add_count_networks_trained_not_networks_used():

@@ -62,7 +62,7 @@ def test_render_report_prints_both_budgets_and_links_chapters():
     assert "1 pass, 0 fail, 0 undecided (of 1 findings)" in out
     assert "0 pass, 0 fail, 1 undecided (of 1 findings)" in out
     assert "<a href='t-a1.html'>T-A1: normalisers</a>" in out
-    assert "leans pass; decides at about n = 12 (about 1.50 core-hours)" in out
+    assert "leans pass; decides at about n = 12 (a record of about 1.50 core-hours)" in out
     assert "Not testable here" in out and "no data" in out
 
 

@@ -518,6 +518,7 @@ def plan_rows(claims: list, profile: str | None = None, cap: int = CAP) -> list[
             continue
         prof = profile or c.profile or "paper"
         param, row["extra_seeds"] = _seeds_for(c, n, prof)
+        total = None
         if param is not None:  # the setting that would run them, and whether the configuration allows it
             total = run_seeds(c.chapter, prof)[param] + row["extra_seeds"]
             row["setting"] = f"-p {param} {total}"
@@ -531,8 +532,12 @@ def plan_rows(claims: list, profile: str | None = None, cap: int = CAP) -> list[
                 costs[c.chapter, prof, param] = (None, "unknown chapter")
         per_seed, cost_how = costs[c.chapter, prof, param]
         if per_seed is not None:
-            row["core_hours"] = round(row["extra_seeds"] * per_seed / 3600, 2)
-            row["method"] += f"; cost: {cost_how}, per seed (rough: n is not always seeds)"
+            # A model-cache entry is one batched program over all its seeds, so a record with more seeds
+            # trains every network again: the cost is the whole record's at the new setting.
+            seeds_run = total if total is not None else row["extra_seeds"]
+            row["core_hours"] = round(seeds_run * per_seed / 3600, 2)
+            row["method"] += (f"; cost: {cost_how}, per seed, times the seeds of the new record (each cached "
+                              "program holds all its seeds, so none is reused; rough: n is not always seeds)")
     return out
 
 
@@ -583,7 +588,7 @@ def to_decide(row: dict) -> str:
         seeds = f"decides at about n = {row['seeds_to_decide']}"
         if row.get("core_hours") is not None:
             extra = f"+{row['extra_seeds']} seeds, " if row.get("extra_seeds") is not None else ""
-            seeds += f" ({extra}about {row['core_hours']:.2f} core-hours)"
+            seeds += f" ({extra}a record of about {row['core_hours']:.2f} core-hours)"
         if row.get("setting"):
             seeds += f", recorded with {row['setting']}"
         parts.append(seeds)
@@ -602,7 +607,7 @@ def plan_text(rows: list[dict]) -> str:
             continue
         n = "—" if r["seeds_to_decide"] is None else str(r["seeds_to_decide"])
         cost = ("" if r["core_hours"] is None
-                else f", +{r['extra_seeds']} seeds ≈ {r['core_hours']:.2f} core-h")
+                else f", +{r['extra_seeds']} seeds, a record of ≈ {r['core_hours']:.2f} core-h")
         if r.get("setting"):
             cost += f" [{r['setting']}]"
         lines.append(f"{r['id']:<52} n={r['n']:<4} leans {r['leans'] or '?':<16} decides at n={n}{cost}"
