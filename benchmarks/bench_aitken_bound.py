@@ -15,15 +15,15 @@ faster. This prints, side by side in one process (one thread), what bounds that:
    gradients as one product over all steps), against the library's step loop that autograd
    records: gradients compared, forward + backward times side by side.
 
-What it showed on the 2-core development machine (2026-12-04, training paused while it ran): a
-step took 489 ms of CPU time, 241 ms of it in the products, which ran at 68 GFLOP/s against
-143 for the dense product. So fusing everything else could give at most 2.0x, and 2.5x needs
-the products themselves faster as well (bigger, better-shaped products: up to 4.2x if they ran
-at the dense rate). The hand-written backward ran 0.64x as fast as autograd's step loop (0.97x
-in an earlier, quieter measurement), with gradients equal to 6e-7: each backward step still
-runs some fifteen element-wise kernels over 0.6-1.3 MB tensors, and at this size they are bound
-by memory traffic, not by autograd's bookkeeping. Fusing them means compiled loops; an earlier
-trial of ``torch.compile`` on the step compiled for 89 s and gained nothing.
+What it showed on the 2-core development machine (2026-12-04, nothing else running): a step took
+377 ms of CPU time, 188 ms of it in the products, which ran at 88 GFLOP/s against 163 for the
+dense product. So fusing everything else could give at most 2.0x, and 2.5x needs the products
+themselves faster as well (bigger, better-shaped products: up to 3.7x if they ran at the dense
+rate). The hand-written backward ran 0.88x as fast as autograd's step loop (0.64x in a run beside
+a training job), with gradients equal to 6e-7: each backward step still runs some fifteen
+element-wise kernels over 0.6-1.3 MB tensors, and at this size they are bound by memory traffic,
+not by autograd's bookkeeping. Fusing them means compiled loops; an earlier trial of
+``torch.compile`` on the step compiled for 89 s and gained nothing.
 
 Usage: ``python benchmarks/bench_aitken_bound.py [--seeds 10] [--reps 4]``
 """
@@ -35,6 +35,10 @@ import os
 import time
 
 import torch
+
+# the FLOP count and the dense-product probe are the ensemble benchmark's (run as a script, this folder
+# is on the path)
+from bench_aitken_ensemble import aed_step_flops, matmul_gflops
 from torch.profiler import profile
 
 from companion import device
@@ -138,26 +142,6 @@ def library_run(cell: EnsembleGRUCell, xproj: torch.Tensor, h0: torch.Tensor) ->
     return torch.stack(out, dim=2)
 
 
-def dense_gflops(seconds: float = 1.0) -> float:
-    a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
-    for _ in range(3):
-        a @ b
-    reps, t0 = 0, time.perf_counter()
-    while time.perf_counter() - t0 < seconds:
-        a @ b
-        reps += 1
-    return 2 * 1024**3 * reps / (time.perf_counter() - t0) / 1e9
-
-
-def step_flops(E: int, B: int, S: int, T: int, n: int, d_in: int, d_out: int, V: int) -> float:
-    """Matrix-product FLOPs of one AED training step, all members (backward = 2 x forward)."""
-    rec = (S + T) * 2 * B * n * 3 * n
-    proj = 2 * B * (S * d_in + T * d_out) * 3 * n
-    att = 2 * (2 * B * T * S * n)
-    readout = 2 * B * T * 2 * n * V
-    return 3.0 * E * (rec + proj + att + readout)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=10)
@@ -195,8 +179,8 @@ def main() -> None:
     events = prof.key_averages()
     total = sum(e.self_cpu_time_total for e in events) / 1e6 / args.reps
     mm = sum(e.self_cpu_time_total for e in events if e.key in MATMUL_OPS) / 1e6 / args.reps
-    flops = step_flops(args.seeds, B, S, T, 128, cfg.in_vocab, cfg.out_vocab, cfg.out_vocab)
-    peak = dense_gflops()
+    flops = args.seeds * aed_step_flops(B, S, T, 128, cfg.in_vocab, cfg.out_vocab, cfg.out_vocab)
+    peak = matmul_gflops(1024, 1024, 1024, torch.device("cpu"))
 
     print("\n== where a training step's time goes ==")
     print(f"step (CPU time, not profiled): {1000 * t_step:7.1f} ms")
