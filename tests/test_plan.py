@@ -248,3 +248,21 @@ def test_a_setting_beyond_the_parameters_maximum_is_flagged(monkeypatch):
     limit = int(config.schema("t-a2")["n_seeds"].max)
     assert row["setting"] == f"-p n_seeds 105 (above its maximum {limit} in _config.yml)"
     assert f"[-p n_seeds 105 (above its maximum {limit}" in plan.plan_text([row])
+
+
+def test_a_record_that_measured_its_training_runs_is_costed_by_them(monkeypatch):
+    """Known answer: two runs that grow with n_seeds (100 s and 50 s of CPU) and 10 s of analysis, over
+    5 seeds, cost 32 s a seed; the cost model is not consulted. A run with wall time only, a partial
+    record, or no runs at all fall back to the other methods."""
+    run = {"what": "x", "key": "k", "wall_s": 1.0, "scales_with": "n_seeds"}
+    rec = {"parameters": {"n_seeds": 5}, "cpu_s": 10.0, "wall_s": 12.0,
+           "pretrained": {"runs": [dict(run, cpu_s=100.0), dict(run, cpu_s=50.0),
+                                   dict(run, cpu_s=999.0, scales_with="other")]}}
+    monkeypatch.setattr(records, "load", lambda chapter, profile: rec)
+    per_seed, how = plan.seed_cost("t-d2a", "paper")
+    assert per_seed == pytest.approx(32.0) and "measured" in how and "n_seeds 5" in how
+    assert plan._measured_seed_cost("t-d2a", "other") is None  # no seeds parameter of that name recorded
+    for broken in ({**rec, "partial": {"n_seeds": {"ran": 5, "profile": 10}}},
+                   {**rec, "pretrained": {"runs": [run]}}, {**rec, "pretrained": {}}):
+        monkeypatch.setattr(records, "load", lambda chapter, profile, r=broken: r)
+        assert plan._measured_seed_cost("t-d2a", "n_seeds") is None

@@ -36,9 +36,10 @@ rule's own method gives at that mean and standard deviation, no random draws):
 
 Seeds and cost: the n still missing, scaled by the run's seeds per unit of n (a claim on the 5 of 10
 networks that solve the task needs two seeds per network it lacks; pooled cells need fewer), times
-the cost of one seed (:func:`seed_cost`): for a chapter that declares its networks, their cost
-model's marginal cost of one more seed plus the chapter's own time per seed; else the chapter's
-measured one-core cost divided by its seeds. Rough, and said so: a selection's share and a rule's n
+the cost of one seed (:func:`seed_cost`): where the ``paper`` record measured the CPU time of the
+training runs that grow with the seeds, that time plus its analysis per seed; else, for a chapter that
+declares its networks, their cost model's marginal cost of one more seed plus the chapter's own time
+per seed; else the chapter's measured one-core cost divided by its seeds. Rough, and said so: a selection's share and a rule's n
 (rate trials, runs of an ensemble) may differ at more seeds.
 """
 
@@ -434,10 +435,33 @@ def declared_seed_cost(chapter: str, profile: str, param: str, seeds: int) -> fl
     return added if added > 0 else None
 
 
+def _measured_seed_cost(chapter: str, param: str) -> tuple[float, str] | None:
+    """(one-core seconds per seed, how) from the ``paper`` record's own measurements: the CPU time of the
+    training runs it read that grow with ``param`` (their cache manifests), plus its analysis, per seed
+    of the recorded setting. None where the record has no such runs, is partial, or one of the runs kept
+    only its wall time.
+
+    Measured beats the cost model: the Pandey programs stop early, at a third of their epoch cap or less."""
+    from . import records
+
+    rec = records.load(chapter, "paper")
+    runs = [r for r in ((rec or {}).get("pretrained") or {}).get("runs", []) if r.get("scales_with") == param]
+    seeds = float(((rec or {}).get("parameters") or {}).get(param) or 0)
+    # a partial record's runs cover only its cuts: the cost model below scales those
+    if not runs or not seeds or rec.get("partial") or any(r.get("cpu_s") is None for r in runs):
+        return None
+    train = sum(r["cpu_s"] for r in runs)
+    own = rec.get("cpu_s") or rec["wall_s"]
+    return (train + own) / seeds, (f"the record's measured CPU time: its {len(runs)} training runs that grow "
+                                   f"with {param} plus its analysis, / {param} {int(seeds)}")
+
+
 def seed_cost(chapter: str, profile: str = "paper", param: str | None = None) -> tuple[float | None, str]:
     """(one-core seconds per seed, how it was computed) for ``chapter`` under ``profile``.
 
-    A chapter that declares its networks: their cost model's marginal cost of one more seed
+    ``paper``, where the record measured the CPU time of every training run that grows with the seeds:
+    that (:func:`_measured_seed_cost`). Else a chapter that declares its networks: their cost model's
+    marginal cost of one more seed
     (:func:`declared_seed_cost`) plus the chapter's own measured time per seed (its analysis). Else
     the chapter's measured one-core cost divided by its seeds."""
     from . import records
@@ -446,6 +470,8 @@ def seed_cost(chapter: str, profile: str = "paper", param: str | None = None) ->
     if param is None:
         return None, "the chapter has no seed parameter"
     seeds = config.schema(chapter)[param].default_for(profile)
+    if profile == "paper" and seeds and (measured := _measured_seed_cost(chapter, param)) is not None:
+        return measured
     if seeds and (train := declared_seed_cost(chapter, profile, param, int(seeds))) is not None:
         rec = records.load(chapter, "paper") if profile == "paper" else None
         if rec is not None:
