@@ -39,8 +39,8 @@ networks that solve the task needs two seeds per network it lacks; pooled cells 
 the cost of one seed (:func:`seed_cost`): where the ``paper`` record measured the CPU time of the
 training runs that grow with the seeds, that time plus its analysis per seed; else, for a chapter that
 declares its networks, their cost model's marginal cost of one more seed plus the chapter's own time
-per seed; else the chapter's measured one-core cost divided by its seeds. Rough, and said so: a selection's share and a rule's n
-(rate trials, runs of an ensemble) may differ at more seeds.
+per seed; else the chapter's measured one-core cost divided by its seeds. Rough, and said so: a
+selection's share and a rule's n (rate trials, runs of an ensemble) may differ at more seeds.
 """
 
 from __future__ import annotations
