@@ -461,9 +461,8 @@ def seed_cost(chapter: str, profile: str = "paper", param: str | None = None) ->
 
     ``paper``, where the record measured the CPU time of every training run that grows with the seeds:
     that (:func:`_measured_seed_cost`). Else a chapter that declares its networks: their cost model's
-    marginal cost of one more seed
-    (:func:`declared_seed_cost`) plus the chapter's own measured time per seed (its analysis). Else
-    the chapter's measured one-core cost divided by its seeds."""
+    marginal cost of one more seed (:func:`declared_seed_cost`) plus the chapter's own measured time
+    per seed (its analysis). Else the chapter's measured one-core cost divided by its seeds."""
     from . import records
 
     param = param or seed_parameter(chapter)
