@@ -240,3 +240,26 @@ def test_a_record_trains_its_networks_first_and_counts_them(tmp_path, monkeypatc
     assert data["cache"] == {"trained": 1, "reused": 0}, data["cache"]
     assert any(ln.startswith("networks: training 1 declared networks") for ln in lines), lines
     assert any("] network " in ln and "trained" in ln for ln in lines), lines
+
+
+def test_the_cost_estimate_prices_a_large_readout_within_a_factor_of_two_of_the_record():
+    """English-French reads out 7,543 French words: without the readout term the estimate was 14x low."""
+    from companion.aitken2021 import specs
+
+    model = {"arch": "AED", "hidden": 128, "out_vocab": 7543}
+    # known answer: (0.05 + 4e-7 * 256 * 7543) s per step at 20 positions, at 11 positions, 10,000 steps
+    assert specs.cost("AED", 10000, 1, {"max_len": 10}, model) == pytest.approx(
+        (0.05 + 4e-7 * 256 * 7543) * 10000 * 11 / 20)
+    assert specs.cost("AED", 10000, 1, {"max_len": 10}) == pytest.approx(0.05 * 10000 * 11 / 20)
+    # a small vocabulary barely moves it: the one-to-one task's estimate stays overhead-dominated
+    small = specs.cost("AED", 6000, 1, {"pad_to": 20}, {"arch": "AED", "hidden": 128, "out_vocab": 12})
+    assert small == pytest.approx(6000 * 0.05, rel=0.05)
+    # against what the fig5 record measured per network (CPU-s), where it has them
+    record = json.loads((Path(__file__).parents[1] / "results/paper/fig5.json").read_text())
+    measured = {r["what"].split(",")[0]: r["cpu_s"] for r in record["pretrained"]["runs"]
+                if r["what"].startswith("English-French") and r.get("cpu_s")}
+    assert measured, "the fig5 record names no English-French run"
+    for what, cpu_s in measured.items():
+        arch = what.split()[-1]
+        est = specs.cost(arch, 10000, 1, {"max_len": 10}, {**model, "arch": arch})
+        assert 0.5 < est / cpu_s < 2.0, (what, est, cpu_s)

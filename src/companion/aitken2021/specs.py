@@ -9,11 +9,16 @@ of the code fingerprint of every trained ensemble (``TRAIN_SCOPE``), so splittin
 change the keys of networks that took many core-hours to train. ``tests/test_netspec.py`` pins the
 key computed here to the key ``trained_ensemble`` logs.
 
-Cost estimate (seconds on one core): ``steps x networks x per-step seconds of the architecture x
-padded length / 20``. The per-step seconds were read off the training times stored in the ``quick``
-and ``paper`` model caches on a 2-core machine (AED and VED about 0.05 s per network and step at 20
-positions, AO 0.025 s, the non-gated AO 0.011 s); they order the tasks (longest first) and size
-the ``--dry-run`` listing, nothing else, so they need only be right to a factor of about two.
+Cost estimate (seconds on one core): ``steps x networks x (per-step seconds of the architecture +
+readout seconds) x padded length / 20``. The per-step seconds were read off the training times stored
+in the ``quick`` and ``paper`` model caches on a 2-core machine (AED and VED about 0.05 s per network
+and step at 20 positions, AO 0.025 s, the non-gated AO 0.011 s). Those networks read out a handful of
+words, so their time is mostly per-operation overhead; a readout over thousands of words is not. The
+readout term, ``READOUT_SECONDS`` per readout weight at 20 positions, was calibrated on the
+English-French ``paper`` record (7,543 French words: 3,801 CPU-s per AED and 2,578 per AO network
+over 10,000 steps, where the first term alone gave 275 and 138; with it, 4,521 and 2,261). The
+estimates order the tasks (longest first) and size the ``--dry-run`` listing and the build
+simulator, nothing else, so they need only be right to a factor of about two.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from .train import TRAIN_SCOPE, TrainConfig, member_seeds, trained_ensemble
 ENSEMBLE_KIND = "aitken2021-ensemble"  # the kind trained_ensemble stores under
 #: seconds per network and training step at 20 positions (see the module docstring)
 STEP_SECONDS = {"AED": 0.05, "VED": 0.05, "AO": 0.025, "nongated": 0.011}
+#: seconds per readout weight (readout input width x output words), network and step at 20 positions
+READOUT_SECONDS = 4e-7
 #: positions assumed for a task that names no padded length (eSCAN outputs, English-French)
 DEFAULT_POSITIONS = 20
 
@@ -42,9 +49,20 @@ def positions(task_config: dict) -> int:
     return DEFAULT_POSITIONS
 
 
-def cost(arch: str, steps: int, n_networks: int, task_config: dict) -> float:
+def readout_weights(model_config: dict) -> int:
+    """Weights of the readout: the hidden state, and for AED/VED-style decoders with attention the
+    context beside it, to every output word."""
+    hidden = int(model_config.get("hidden", 128))
+    width = hidden if model_config.get("arch") in ("AO", "VED") else 2 * hidden
+    return width * int(model_config.get("out_vocab", 0))
+
+
+def cost(arch: str, steps: int, n_networks: int, task_config: dict,
+         model_config: dict | None = None) -> float:
     """Estimated seconds on one core (see the module docstring)."""
     per_step = STEP_SECONDS.get(arch, STEP_SECONDS["AED"])
+    if model_config:
+        per_step += READOUT_SECONDS * readout_weights(model_config)
     return float(steps) * n_networks * per_step * positions(task_config) / DEFAULT_POSITIONS
 
 
@@ -73,4 +91,5 @@ def ensemble_spec(arch: str, task: Task, seed: int, n_seeds: int, train: TrainCo
     label = description or f"{arch} x{len(cfg['seeds'])}"
     return netspec.Spec(kind=ENSEMBLE_KIND, config=cfg, scope=TRAIN_SCOPE,
                         description=f"{label} (seed {cfg['seeds'][0]}+), {train.steps} steps",
-                        cost_s=cost(arch, train.steps, len(cfg["seeds"]), cfg["task"]), fetch=fetch)
+                        cost_s=cost(arch, train.steps, len(cfg["seeds"]), cfg["task"], cfg["model"]),
+                        fetch=fetch)
