@@ -138,7 +138,8 @@ def main() -> None:
     print("\n== wall time (train_ensemble: data, steps, final greedy test) ==")
     print(f"batched ({args.seeds} members, one program): {t_batched:8.2f} s")
     print(f"loop of {args.seeds} single runs:               {t_loop:8.2f} s")
-    print(f"speed-up loop / batched:                {t_loop / t_batched:8.2f} x   (target >= 1.5 x)")
+    print(f"speed-up loop / batched:                {t_loop / t_batched:8.2f} x   "
+          "(near 1: one-seed tasks, as the build trains them, cost no more CPU time)")
     print("\n== agreement (member e of the batch vs single run e, same seed) ==")
     print(f"max |weight difference| {max_w:.2e}; max |loss difference| {max_l:.2e}; "
           f"identical test accuracy: {same_acc} -> {'AGREE' if agree else 'DISAGREE'}")

@@ -17,6 +17,12 @@ reported as a failure.
 
 A worker receives plain data (chapter, profile, parameters, cache key) and re-derives the spec from
 the chapter's declaration; the key check makes sure it trains exactly what the client listed.
+
+An ensemble whose spec names one-seed ``members`` (:mod:`companion.netspec`) is not one task: each of
+its missing members is, and once they are all in the cache a second round stacks them into the
+ensemble's entry (seconds each). Members are shared: the ensembles of seeds 1-10 and 1-3 train seeds
+1-3 once. So the longest task of a build is one network, and a program of ten networks runs on ten
+workers.
 """
 
 from __future__ import annotations
@@ -36,6 +42,19 @@ Request = tuple[str, str, Mapping[str, Any] | None]
 
 
 @dataclass
+class Member:
+    """A one-seed member of an ensemble task: in the cache, cut from a cached ensemble, or trained."""
+
+    key: str
+    cached: bool
+    cost_s: float
+    description: str
+    #: a cached ensemble holds it (:func:`companion.aitken2021.specs.cut_member`)
+    derivable: bool
+    spec: Any = field(repr=False, compare=False)
+
+
+@dataclass
 class NetTask:
     """One declared network: which chapters need it, and how a worker finds it again."""
 
@@ -47,6 +66,8 @@ class NetTask:
     chapters: list[str]
     profile: str
     params: dict = field(default_factory=dict)
+    #: the one-seed members it is stacked from; empty: it trains as one program
+    members: list[Member] = field(default_factory=list)
 
     def kwargs(self) -> dict:
         """The worker's arguments (:func:`train_network`), plain data for a process or a Dask worker."""
@@ -61,8 +82,12 @@ def collect(requests: Iterable[Request]) -> list[NetTask]:
         for spec in networks.chapter_specs(chapter_id, profile, params):
             task = found.get(spec.key)
             if task is None:
+                members = [Member(m.key, c, m.cost_s, m.description,
+                                  not c and m.derive is not None and m.derive(False), m)
+                           for m in spec.members for c in [m.is_cached()]]
                 found[spec.key] = NetTask(spec.key, spec.kind, spec.description, spec.cost_s,
-                                          spec.is_cached(), [chapter_id], profile, dict(params or {}))
+                                          spec.is_cached(), [chapter_id], profile, dict(params or {}),
+                                          members)
             elif chapter_id not in task.chapters:
                 task.chapters.append(chapter_id)
     return sorted(found.values(), key=lambda t: (-t.cost_s, t.key))
@@ -79,14 +104,31 @@ def listing(tasks: list[NetTask], undeclared: list[str]) -> str:
         status = "cached" if t.cached else "train"
         lines.append(f"  {status:<7} {t.cost_s:>8.0f}  {t.key[:12]}  {t.kind:<20}  {t.description:<60}  "
                      f"{','.join(t.chapters)}")
+        if t.members and not t.cached:
+            n_cached = sum(m.cached for m in t.members)
+            n_cut = sum(m.derivable for m in t.members)
+            lines.append(f"  {'':<7} {'':>8}  {'':<12}  {'':<20}  as {len(t.members)} one-seed tasks "
+                         f"({n_cached} in the cache, {n_cut} cut from cached ensembles), then stacked")
     if undeclared:
         lines.append("chapters that declare nothing and train inside their notebooks: "
                      + ", ".join(undeclared))
     return "\n".join(lines)
 
 
-def train_network(chapter_id: str, profile: str, params: Mapping[str, Any] | None, net_key: str) -> dict:
+def _declared_spec(chapter_id: str, profile: str, params: Mapping[str, Any] | None, key: str):
+    """The spec (or one-seed member of a spec) with this key in the chapter's declaration."""
+    for spec in networks.chapter_specs(chapter_id, profile, params):
+        for s in (spec, *spec.members):
+            if s.key == key:
+                return s
+    raise RuntimeError(f"{chapter_id} no longer declares network {key[:12]} (is the worker's library "
+                       "the client's?)")
+
+
+def train_network(chapter_id: str, profile: str, params: Mapping[str, Any] | None, net_key: str,
+                  stack: bool = False) -> dict:
     """Load or train one declared network here (a worker); returns plain data for the client.
+    ``stack``: store the entry from its members' entries instead (the second round).
 
     Errors come back as ``ok: False`` (not raised: Dask would run a network that fails by itself
     again on every worker)."""
@@ -96,13 +138,12 @@ def train_network(chapter_id: str, profile: str, params: Mapping[str, Any] | Non
                            "host": socket.gethostname(), "pid": os.getpid()}
     try:
         os.environ.setdefault("TQDM_DISABLE", "1")  # a worker's log is no place for progress bars
-        matches = [s for s in networks.chapter_specs(chapter_id, profile, params) if s.key == key]
-        if not matches:
-            raise RuntimeError(f"{chapter_id} no longer declares network {key[:12]} (is the worker's library "
-                               "the client's?)")
-        spec = matches[0]
-        out.update(kind=spec.kind, description=spec.description, trained=not spec.is_cached())
-        spec.fetch()
+        spec = _declared_spec(chapter_id, profile, params, key)
+        out.update(kind=spec.kind, description=spec.description, trained=not spec.is_cached(), stacked=stack)
+        if stack:
+            spec.assemble()
+        else:
+            spec.fetch()
         out["ok"] = True
     except Exception as exc:
         out.update(ok=False, error=parallel._first_line(exc), traceback=traceback.format_exc())
@@ -116,7 +157,8 @@ def _line(r: dict, done: int, total: int, labels: Mapping[str, str]) -> str:
     head = f"[{done:>{len(str(total))}}/{total}] {name}"
     if not r.get("ok"):
         return f"{head}  {r['seconds']:6.0f} s  FAILED: {r['error']}"
-    how = "trained" if r.get("trained") else "found in the cache"
+    how = ("stacked from its members" if r.get("stacked") else "trained") if r.get("trained") \
+        else "found in the cache"
     return f"{head}  {r['seconds']:6.0f} s  {how} ({r.get('host')}:{r.get('pid')})"
 
 
@@ -146,10 +188,56 @@ def prebuild(requests: list[Request], workers: int | None = None, scheduler: str
             log(f"networks: all {len(tasks)} declared networks are in the model cache")
         return []
     where = f"on {scheduler}" if scheduler else f"with {workers or os.cpu_count()} workers"
+    cut = cut_members(todo)
+    if cut:
+        log(f"networks: {cut} one-seed members cut from ensembles in the model cache (no training)")
+    units = training_units(todo)
+    split = sum(1 for t in todo if t.members)
+    n_members = sum(1 for u in units if u.get("member"))
     log(f"networks: training {len(todo)} declared networks {where}, longest first "
-        f"(estimated {sum(t.cost_s for t in todo) / 3600:.2f} core-hours)")
-    labels = {t.key: t.description for t in todo}
-    failures, done, pending = [], 0, [t.kwargs() for t in todo]
+        f"(estimated {sum(t.cost_s for t in todo) / 3600:.2f} core-hours)"
+        + (f"; {split} of them as {n_members} one-seed tasks" if split else ""))
+    failures = _run_round(units, workers, scheduler, log)
+    failed = {f["key"] for f in failures}
+    stacks = [dict(t.kwargs(), stack=True, label=t.description) for t in todo
+              if t.members and not failed & {m.key for m in t.members}]
+    return failures + _run_round(stacks, workers, scheduler, log)
+
+
+def cut_members(todo: list[NetTask]) -> int:
+    """Store every missing member that a cached ensemble holds, cut from it (here, in a second each);
+    returns how many. The rest train as tasks."""
+    n = 0
+    for t in todo:
+        for m in t.members:
+            if not m.cached and m.derivable and m.spec.derive(True):
+                m.cached, n = True, n + 1
+    return n
+
+
+def training_units(todo: list[NetTask]) -> list[dict]:
+    """The first round's tasks (worker arguments), longest first: every missing network of a program
+    without members, and every missing member of the others, once each."""
+    units: dict[str, tuple[float, dict]] = {}
+    for t in todo:
+        if not t.members:
+            units.setdefault(t.key, (t.cost_s, dict(t.kwargs(), label=t.description)))
+            continue
+        for m in t.members:
+            if not m.cached:
+                units.setdefault(m.key, (m.cost_s, dict(t.kwargs(), net_key=m.key, member=True,
+                                                        label=m.description)))
+    return [kw for _, kw in sorted(units.values(), key=lambda u: (-u[0], u[1]["net_key"]))]
+
+
+def _run_round(pending: list[dict], workers, scheduler, log) -> list[dict]:
+    """Run one round of network tasks (worker arguments); returns the failures."""
+    if not pending:
+        return []
+    labels = {kw["net_key"]: kw.pop("label", "") for kw in pending}
+    for kw in pending:
+        kw.pop("member", None)
+    failures, done, total = [], 0, len(pending)
     for attempt in (1, 2):
         lost = []
         for r in parallel.run_tasks(pending, workers, scheduler, log=log, fn=train_network):
@@ -159,7 +247,7 @@ def prebuild(requests: list[Request], workers: int | None = None, scheduler: str
                 log(f"network {str(r['key'])[:12]} lost its worker ({r['error']}); it will run again")
                 continue
             done += 1
-            log(_line(r, done, len(todo), labels))
+            log(_line(r, done, total, labels))
             if not r.get("ok"):
                 failures.append(r)
         if not lost:

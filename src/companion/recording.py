@@ -31,9 +31,13 @@ def cache_events(log_text: str) -> tuple[set, set]:
 
 
 def cache_reuse(log_text: str) -> dict[str, int]:
-    """From a cache event log: entries trained during the record, and entries only read (trained before)."""
+    """From a cache event log: entries trained during the record, and entries only read (trained before).
+
+    An ensemble stacked from one-seed members (:mod:`companion.prebuild`) counts once, its members not."""
     computed, loaded = cache_events(log_text)
-    return {"trained": len(computed), "reused": len(loaded - computed)}
+    members = {(kind, m) for kind, k in computed
+               for m in (cache.compute_cost(kind, k) or {}).get("assembled_from", [])}
+    return {"trained": len(computed - members), "reused": len(loaded - computed - members)}
 
 
 def _owners(profile: str) -> dict[str, str]:
