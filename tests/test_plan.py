@@ -145,13 +145,15 @@ def test_a_rate_estimate_outside_its_range_is_a_clear_error():
 
 
 def test_a_declared_need_for_seeds_travels_with_the_row():
+    # the registry's number, whatever a dated revision has made it, reaches the plan's row and texts
     e = registry.get("t-d2a/first-raises-ftpt")
-    assert e.seeds_needed and e.seeds_needed["n"] == 60
+    assert e.seeds_needed and e.seeds_needed["n"] > 10
+    n = e.seeds_needed["n"]
     row = plan.plan_rows([_claim(e.id, "undecided", chapter="t-d2a", estimate=3.8, n=10, test="greater",
                                  **dict(zip(("lo", "hi"), (-7.5, 15.1))))])[0]
-    assert row["seeds_needed"] == 60 and not row["stale"]
-    assert "needs about 60 seeds" in plan.plan_text([row])
-    assert "Needs about 60 seeds to decide" in e.rule_text()
+    assert row["seeds_needed"] == n and not row["stale"]
+    assert f"needs about {n} seeds" in plan.plan_text([row])
+    assert f"Needs about {n} seeds to decide" in e.rule_text()
 
 
 def _run(*args, **kw):
