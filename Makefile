@@ -38,6 +38,7 @@ smoke-html: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_pandey_ensemble.py
+	$(BIN)/python benchmarks/bench_pandey_blocks.py
 	$(BIN)/python benchmarks/bench_aitken_ensemble.py
 	$(BIN)/python benchmarks/bench_aitken_bound.py
 	$(BIN)/python benchmarks/bench_malloc.py
