@@ -22,7 +22,7 @@ from companion import cache, config, networks, parallel, prebuild
 #: variants and the non-gated AO (Aitken et al.), an error-mode figure, a (layer, k) table and the
 #: layer / learning-rate, focus-initialisation and width tables (Pandey et al.)
 DRIFT_CHAPTERS = (("fig2", "app-one-to-one"), ("f-em1", "t-d1"),
-                  ("t-layer", "t-init-focus", "t-cplx", "t-cplx-d1"))
+                  ("t-layer", "t-init-focus", "t-cplx", "t-cplx-d1"), ("t-a1", "t-a2"))
 
 
 def _events(log: Path) -> list[tuple[str, str, str, str]]:

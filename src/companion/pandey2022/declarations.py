@@ -2,12 +2,13 @@
 
 :data:`DECLARATIONS` maps a chapter id to ``declare(S) -> [Spec]``, built from the functions the
 chapter's notebook trains through (:func:`.errormodes.program`, :func:`.studies.layer_k_configs`,
-:func:`.studies.layer_lr_configs`, :func:`.studies.init_configs`, :func:`.studies.width_programs`),
-so the two cannot drift apart. Declared: the error-mode figures, the (layer, k) tables, the layer and
-learning-rate table, the focus-initialisation table and the width tables. The other chapters of this
-paper (the sparsity tables T-A1 and T-A2, the trend and alpha figures, whose notebooks pass their own
-arguments; the image and captioning chapters, trained by other modules) declare nothing yet and
-train inside their notebooks, cached and locked as before.
+:func:`.studies.layer_lr_configs`, :func:`.studies.init_configs`, :func:`.studies.width_programs`,
+:func:`.studies.sparsity_configs`), so the two cannot drift apart (the drift test in
+``tests/test_netspec.py`` builds the chapters and checks it). Declared: the error-mode figures, the
+(layer, k) tables, the layer and learning-rate table, the focus-initialisation table, the width tables
+and the appendix sparsity tables. The other chapters of this paper (the trend and alpha figures,
+whose notebooks pass their own arguments; the image and captioning chapters, trained by other
+modules) declare nothing yet and train inside their notebooks, cached and locked as before.
 """
 
 from __future__ import annotations
@@ -36,6 +37,23 @@ def _width(table: str, dataset: str, arch_name: str, layers: str | None = None) 
     return declare
 
 
+def _sparsity(table: str, layers: str, methods: str, S, k_by_layer: dict | None = None) -> list:
+    """The programs of an appendix sparsity table, set up as its notebook calls ``sparsity_table``."""
+    setup = studies.SPARSITY_SETUPS[table]
+    return [program_spec(cfg) for *_, cfg in studies.sparsity_configs(
+        setup["dataset"], setup["arch"], layers, methods, S.n_seeds, S.epochs, S.dtype, k_by_layer,
+        setup["lr"], setup["stop_on"])]
+
+
+def _t_a1(S) -> list:
+    older = _sparsity("T-A1-older", "zeroth", "softmax,sparsemax", S) if S.older_setup else []
+    return _sparsity("T-A1", "zeroth", S.methods, S) + older
+
+
+def _t_a2(S) -> list:
+    return _sparsity("T-A2", S.layers, S.methods, S, {"zeroth": S.k_zeroth, "second": S.k_second})
+
+
 def _layer_lr(S) -> list:
     return [program_spec(cfg) for _, cfg in studies.layer_lr_configs(S.layers, S.lrs, S.n_seeds, S.epochs,
                                                                       S.dtype, S.with_d2, S.d2_layers)]
@@ -54,4 +72,6 @@ DECLARATIONS: dict[str, Callable] = {
                                                                                       S.dtype)],
     "t-cplx": _width("T-CPLX", "d2", "A_2_1"),
     "t-cplx-d1": _width("T-CPLX-D1", "d1", "D1-cplx", "zeroth"),
+    "t-a1": _t_a1,
+    "t-a2": _t_a2,
 }

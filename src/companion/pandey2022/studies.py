@@ -152,11 +152,6 @@ def _method_config(dataset, arch_name, layer, method, n_seeds, epochs, dtype, k_
                           k=k, normaliser=norm, focus_zero=focus_zero, lrs=(lr,), stop_on=stop_on)
 
 
-def _method_program(*args, **kwargs):
-    """Train (or load) the program of :func:`_method_config` (same arguments)."""
-    return program_spec(_method_config(*args, **kwargs)).fetch()
-
-
 #: The appendix sparsity tables as the authors ran them (their notebooks and scripts in
 #: attention_sparsity_comparison/codes_initial_comparison, not the readme): a Xavier-normal focus without the
 #: functionally-zero step, seeded once per run, at most 2500 epochs, early stop when the loss of a full
@@ -177,21 +172,33 @@ def trained_runs(frame: pd.DataFrame, threshold: float = 90.0) -> pd.DataFrame:
     return frame[frame["acc"] > threshold]
 
 
+def sparsity_configs(dataset: str, arch_name: str, layers: str, methods: str, n_seeds: int, epochs: int,
+                     dtype: str, k_by_layer: dict | None = None, lr_by_method: dict | None = None,
+                     stop_on: str = "minibatch") -> list[tuple[str, str, dict]]:
+    """The programs of :func:`sparsity_table` (same arguments but the table), in its order: (layer, method,
+    configuration). The chapters' declarations train them as tasks from this same list."""
+    out = []
+    for layer in parse_layers(layers):
+        for method in parse_list(methods, str):
+            k = (k_by_layer or {}).get(layer, 0.005)
+            lr = (lr_by_method or {}).get(method, 0.001)
+            cfg = _method_config(dataset, arch_name, layer, method, n_seeds, epochs, dtype, k_entropy=k,
+                                 lr=lr, stop_on=stop_on)
+            out.append((layer, method, cfg))
+    return out
+
+
 def sparsity_table(table: str, dataset: str, arch_name: str, layers: str, methods: str, n_seeds: int,
                    epochs: int, dtype: str, k_by_layer: dict | None = None, lr_by_method: dict | None = None,
                    stop_on: str = "minibatch"):
     """T-A1 / T-A2: normalisers (and the entropy regulariser) side by side, with sparsity diagnostics.
     ``lr_by_method``: Adam learning rate per method (default 0.001)."""
     frames = []
-    for layer in parse_layers(layers):
-        for method in parse_list(methods, str):
-            k = (k_by_layer or {}).get(layer, 0.005)
-            lr = (lr_by_method or {}).get(method, 0.001)
-            res = _method_program(dataset, arch_name, layer, method, n_seeds, epochs, dtype, k_entropy=k,
-                                  lr=lr, stop_on=stop_on)
-            f = member_frame(res)
-            f["method"] = method
-            frames.append(f)
+    for _, method, cfg in sparsity_configs(dataset, arch_name, layers, methods, n_seeds, epochs, dtype,
+                                           k_by_layer, lr_by_method, stop_on):
+        f = member_frame(program_spec(cfg).fetch())
+        f["method"] = method
+        frames.append(f)
     runs = pd.concat(frames, ignore_index=True)
     keys = ["layer", "method"] if table == "T-A2" else ["method"]
     # the authors' "avg Acc" and "best runs" use the training accuracy (FTPT + FFPT); test accuracy beside it
