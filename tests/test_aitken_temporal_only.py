@@ -50,3 +50,22 @@ def test_null_input_matches_temporal_components_of_a_word_blind_network():
     # the decoder's first input is the start vector, not zero: only later steps match the null input
     dec = a.null_input["decoder"]["relative"][:, 1:]
     assert float(torch.nan_to_num(dec, nan=0.0).max()) < 1e-5
+
+
+def test_errors_from_end_weighted_by_steps_give_back_the_word_accuracies():
+    """Known answer: every network sees the same sequences, so the rows' error rates weighted by their
+    numbers of steps add up to one minus the mean word accuracy, with either attention; on the
+    word-blind network the two attentions are the same, so are their columns."""
+    a = _word_blind_ao()
+    table = A.errors_from_end(a, last=3)
+    assert list(table.index) == ["end of sequence", "1 before the end", "2 before the end",
+                                 "3 or more before the end"]
+    valid = a.data.target_valid
+    back = valid.sum(-1, keepdim=True) - 1 - torch.arange(valid.shape[-1])
+    steps = [int((valid & (back == k)).sum()) for k in range(3)] + [int((valid & (back >= 3)).sum())]
+    own = sum(r * n for r, n in zip(table["error rate, own attention"], steps)) / sum(steps)
+    temporal = sum(r * n for r, n in zip(table["error rate, temporal-only attention"], steps)) / sum(steps)
+    assert abs(own - (1 - float(a.accuracy["word"].mean()))) < 1e-9
+    assert abs(temporal - (1 - float(a.aam["temporal_word"].mean()))) < 1e-9
+    assert own > 0  # an untrained network errs, so the identity is not 0 = 0
+    assert list(table["error rate, own attention"]) == list(table["error rate, temporal-only attention"])

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import pandas as pd
 import torch
 
 from .. import stats
@@ -312,6 +313,35 @@ def analyse(ensemble: TrainedEnsemble, n: int = 1000, seed: int = 0, task: Task 
     data = task.sample(int(n), torch.Generator().manual_seed(derive_seed(seed, "analysis")))
     trace = ensemble.model(data, mode="greedy")
     return Analysis(ensemble, data, trace, decompose_encoder(trace, data), decompose_decoder(trace, data))
+
+
+@torch.no_grad()
+def errors_from_end(a: Analysis, last: int = 5) -> pd.DataFrame:
+    """Where translation goes wrong, by decoder step counted back from the end of each sequence (0: the
+    end-of-sequence step, 1: the last word, ...; every earlier step in one row): the error rate with each
+    sample's own attention and with the temporal-only attention ``softmax_s(mu^E_s . mu^D_t)`` (same
+    decoder states), averaged over the networks, and how many networks err there with the latter.
+
+    The temporal components are averages over sequences of every length, so they cannot know where a
+    sample ends; the table shows whether the temporal-only attention loses its accuracy there."""
+    temporal = M.temporal_attention(a.enc, a.dec, a.trace)
+    predictions = {"own attention": a.trace.predictions,
+                   "temporal-only attention": a.model.logits_from_attention(a.trace, temporal).argmax(-1)}
+    E, _, T = a.trace.predictions.shape
+    valid = a.data.target_valid.expand(E, *a.data.target_valid.shape)
+    back = valid.sum(-1, keepdim=True) - 1 - torch.arange(T)  # steps before the end-of-sequence step
+    rows = [("end of sequence" if k == 0 else f"{k} before the end", valid & (back == k))
+            for k in range(last)]
+    rows.append((f"{last} or more before the end", valid & (back >= last)))
+    table = {}
+    for label, where in rows:
+        n = where.sum((1, 2)).clamp_min(1).double()
+        rates = {name: ((pred != a.data.targets) & where).sum((1, 2)).double() / n
+                 for name, pred in predictions.items()}
+        table[label] = {f"error rate, {name}": float(r.mean()) for name, r in rates.items()}
+        erring = int((rates["temporal-only attention"] > 0).sum())
+        table[label]["networks that err, temporal-only"] = f"{erring} of {E}"
+    return pd.DataFrame.from_dict(table, orient="index")
 
 
 def mean_sd(x) -> tuple[float, float]:
