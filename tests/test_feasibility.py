@@ -125,6 +125,23 @@ def test_an_assumed_value_and_spread_are_used_and_labelled():
     assert (f.value, f.sd) == (0.3, 0.04) and "our assumed sd" in f.source
 
 
+def test_a_recorded_estimate_on_the_boundary_gives_way_to_the_assumed_value():
+    """fig3's temporal-only drop was recorded at 0.02001 against a threshold of 0.02: mirrored onto the
+    paper's side that is no effect at all, so the check simulates the registry's assumed value."""
+    e = registry.Entry(**{**entry("at_most", threshold=0.02, range=[-1, 1], min_n=3).__dict__,
+                          "assumed": {"value": 0.0, "why": "no loss"}})
+    on = {"estimate": 0.0200115, "lo": 0.0117, "hi": 0.0283, "n": 36, "test": "at_most"}
+    f = plan.feasibility(e, row=on)
+    assert f.value == 0.0 and "our assumed value (no loss)" in f.source and f.sd > 0.02 and f.ok
+    # an estimate clearly on one side is mirrored as before, the assumed value unused
+    off = dict(on, estimate=0.03, lo=0.0217, hi=0.0383)
+    f = plan.feasibility(e, row=off)
+    assert f.value == pytest.approx(0.01) and "our recorded estimate" in f.source
+    # without an assumed value the estimate on the boundary stays, and the rule is flagged
+    bare = entry("at_most", threshold=0.02, range=[-1, 1], min_n=3)
+    assert not plan.feasibility(bare, row=on).ok
+
+
 def test_a_record_of_another_kind_of_rule_is_not_simulated():
     # a mean accuracy recorded before the rule became a rate of networks: not the rate's estimate
     e = entry("rate_at_least", threshold=0.25, min_n=3)

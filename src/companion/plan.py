@@ -57,6 +57,9 @@ from . import config, registry, stats
 CAP = 1000
 N_MAX = 40
 DEFAULT_SPREAD = 0.10
+#: a recorded estimate nearer its rule's boundary than this share of its spread is on the boundary: the
+#: feasibility check then simulates the registry's ``assumed`` value, where there is one
+ON_BOUNDARY = 0.01
 #: The parameters that set a chapter's number of seeds, in the order they are looked for.
 SEED_PARAMETERS = ("n_seeds", "escan_seeds")
 
@@ -209,6 +212,10 @@ def assumed(entry: registry.Entry, row: dict | None = None) -> tuple[float | Non
             value = thr + abs(est - thr) * (1 if above else -1)
         else:
             value = est
+        if (guess.get("value") is not None and value is not None and t != "matches"
+                and abs(value - _boundary(entry)) < ON_BOUNDARY * (row_sd(entry, row) or 0.0)):
+            # an estimate on the boundary shows no side, so the mirror has no effect to simulate
+            value = None
     if value is None and guess.get("value") is not None:
         value, source = guess["value"], f"our assumed value ({guess['why']})"
     if value is None:
