@@ -212,7 +212,7 @@ def assumed(entry: registry.Entry, row: dict | None = None) -> tuple[float | Non
             value = thr + abs(est - thr) * (1 if above else -1)
         else:
             value = est
-        if (guess.get("value") is not None and value is not None and t != "matches"
+        if (guess.get("value") is not None and t != "matches"
                 and abs(value - _boundary(entry)) < ON_BOUNDARY * (row_sd(entry, row) or 0.0)):
             # an estimate on the boundary shows no side, so the mirror has no effect to simulate
             value = None
