@@ -41,6 +41,8 @@ def test_list_json_has_the_documented_fields():
         (["run", CHAPTER, "-p", "seed", "three"], "parameter 'seed' got 'three'"),
         (["run", CHAPTER, "-p", "no_such_param", "1"], "unknown parameter 'no_such_param'"),
         (["run", CHAPTER, "--profile", "fast"], "allowed: smoke, quick, paper"),
+        (["run", "t-cifar-ent", "-p", "data_dir", "no-such-folder"], "'data_dir': CIFAR-10 directory not"),
+        (["run", "t-coco", "-p", "data_dir", "no-such-folder"], "'data_dir': CIFAR-10 directory not"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path, _isolated_cache):
@@ -100,6 +102,15 @@ def test_record_bad_split_is_one_line_and_exit_2(args, needle, tmp_path, _isolat
     assert out.returncode == 2
     assert needle in out.stderr and out.stderr.count("\n") == 1, out.stderr
     assert not _isolated_cache.exists() or not any(p.is_file() for p in _isolated_cache.rglob("*"))
+
+
+def test_record_of_a_missing_cifar_folder_is_one_line_and_exit_2(tmp_path, _isolated_cache):
+    """Checked when the chapter's programs are planned as tasks, before any trains or anything is written."""
+    out = _run("record", "t-cifar-ecml", "--profile", "smoke", "-p", "data_dir", "no-such-folder",
+               cwd=tmp_path)
+    assert out.returncode == 2
+    assert "CIFAR-10 directory not found" in out.stderr and out.stderr.count("\n") == 1, out.stderr
+    assert not _isolated_cache.exists() or not any(_isolated_cache.rglob("*"))
 
 
 def test_version():

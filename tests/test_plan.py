@@ -72,7 +72,7 @@ def _claim(cid, status, tier="finding", chapter="t-a2", **kw):
                         observed="o", criterion="c", status=status, tier=tier, profile="paper", **kw)
 
 
-def test_plan_rows_cover_findings_and_cost_the_extra_seeds():
+def test_plan_rows_cover_findings_and_cost_the_extra_seeds(monkeypatch):
     e = registry.get("t-a2/softmax-ftpt")
     lo_b, hi_b = e.target()
     mid = (lo_b + hi_b) / 2
@@ -93,8 +93,15 @@ def test_plan_rows_cover_findings_and_cost_the_extra_seeds():
     per_seed, how = plan.seed_cost("t-a2", "paper")
     assert per_seed > 0 and how
     # a chapter that declares nothing and whose record lists no training runs: its one-core cost per seed
-    coco, how = plan.seed_cost("t-coco", "paper")
-    assert coco == pytest.approx(records.paper_cost("t-coco")["high_s"] / 5) and "n_seeds 5" in how
+    # (every chapter declares now; f-trend's record lists no runs, so its declaration is set aside here)
+    from companion import networks
+
+    every = networks.declarations()
+    monkeypatch.setattr(networks, "declarations", lambda: {c: d for c, d in every.items() if c != "f-trend"})
+    n = records.load("f-trend", "paper")["parameters"]["n_seeds"]
+    trend, how = plan.seed_cost("f-trend", "paper")
+    assert trend == pytest.approx(records.paper_cost("f-trend")["high_s"] / n) and f"n_seeds {n}" in how
+    monkeypatch.setattr(networks, "declarations", lambda: every)
     # the whole record at the new setting: a cached program holds all its seeds, so every one retrains
     new_record = (5 + undecided["extra_seeds"]) * per_seed
     assert undecided["core_hours"] == pytest.approx(round(new_record / 3600, 2))
@@ -240,7 +247,7 @@ def test_a_chapter_that_reads_cached_networks_is_costed_by_what_they_take_to_tra
     own = (rec.get("cpu_s") or rec["wall_s"]) / rec["parameters"]["n_seeds"]
     assert per_seed > 100 * own and "declared networks" in how
     assert plan.declared_seed_cost("fig2", "paper", "n_seeds", 10) == pytest.approx(per_seed - own)
-    assert plan.declared_seed_cost("f-alpha", "paper", "n_seeds", 10) is None  # declares nothing
+    assert plan.declared_seed_cost("t-data", "paper", "mosaic", 1) is None  # trains nothing
 
 
 def test_a_setting_beyond_the_parameters_maximum_is_flagged(monkeypatch):

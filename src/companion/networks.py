@@ -3,10 +3,10 @@
 A chapter's declaration lists, from its settings alone, the cached trainings its notebook will
 fetch, so a build can train them as separate tasks (longest first, on many workers) before any
 notebook runs (:mod:`companion.prebuild`). Declared: every Aitken et al. chapter
-(:mod:`companion.aitken2021.declarations`) and most Pandey et al. tables and figures
-(:mod:`companion.pandey2022.declarations`, which names those not declared yet: they keep training
-inside their notebooks, cached and locked as before). Cached evaluations that train nothing (the
-English-French held-out scores) are not declared: the notebooks compute them.
+(:mod:`companion.aitken2021.declarations`) and every Pandey et al. chapter
+(:mod:`companion.pandey2022.declarations`). A chapter without a declaration would keep training inside
+its notebook, cached and locked as before (``--dry-run`` names such chapters). Cached evaluations that
+train nothing (the English-French held-out scores) are not declared: the notebooks compute them.
 """
 
 from __future__ import annotations

@@ -33,6 +33,11 @@ def prepare(chapter_id: str, raw_params: Mapping[str, Any], profile: str | None 
             raise config.ConfigError(f"{chapter_id}: unknown parameter {name!r}; allowed: {allowed}")
         p = schema[name]
         params[name] = p.parse(value, chapter_id) if isinstance(value, str) else p.check(value, chapter_id)
+    # The chapter's declared trainings, resolved from these settings: checks that need more than one
+    # parameter's range (a CIFAR-10 folder that is not there) fail here, before anything runs.
+    from . import networks
+
+    networks.chapter_specs(chapter_id, prof, params)
     params["profile"] = prof
     return params
 

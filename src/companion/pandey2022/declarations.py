@@ -3,20 +3,19 @@
 :data:`DECLARATIONS` maps a chapter id to ``declare(S) -> [Spec]``, built from the functions the
 chapter's notebook trains through (:func:`.errormodes.program`, :func:`.studies.layer_k_configs`,
 :func:`.studies.layer_lr_configs`, :func:`.studies.init_configs`, :func:`.studies.width_programs`,
-:func:`.studies.sparsity_configs`), so the two cannot drift apart (the drift test in
-``tests/test_netspec.py`` builds the chapters and checks it). Declared: the error-mode figures, the
-(layer, k) tables, the layer and learning-rate table, the focus-initialisation table, the width tables
-and the appendix sparsity tables. The other chapters of this paper (the trend and alpha figures,
-whose notebooks pass their own arguments; the image and captioning chapters, trained by other
-modules) declare nothing yet and train inside their notebooks, cached and locked as before.
+:func:`.studies.sparsity_configs`, :func:`.studies.trend_configs`, :func:`.studies.alpha_config`, and
+the program configurations of :mod:`.image_report`), so the two cannot drift apart (the drift test in
+``tests/test_netspec.py`` builds the chapters and checks it). Every chapter of this paper declares: the
+architecture and data pages train nothing (an empty list), and an image program is one task, the
+pre-training of the initialisation table computed inside it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import errormodes, studies
-from .specs import program_spec
+from . import errormodes, image_report, studies
+from .specs import captioner_spec, image_spec, program_spec
 
 
 def _error_mode(dist: str) -> Callable:
@@ -74,4 +73,14 @@ DECLARATIONS: dict[str, Callable] = {
     "t-cplx-d1": _width("T-CPLX-D1", "d1", "D1-cplx", "zeroth"),
     "t-a1": _t_a1,
     "t-a2": _t_a2,
+    "f-trend": lambda S: [program_spec(cfg) for cfg in studies.trend_configs(S)],
+    "f-alpha": lambda S: [program_spec(studies.alpha_config(S))],
+    "f-arch": lambda S: [],  # one untrained example network
+    "t-data": lambda S: [],  # the data sets only
+    "t-cifar-ent": lambda S: [image_spec(cfg) for cfg in image_report.ent_sparse_configs(S).values()],
+    "t-cifar-sparse": lambda S: [image_spec(cfg) for cfg in image_report.ent_sparse_configs(S).values()],
+    "t-cifar-ecml": lambda S: [image_spec(cfg) for cfg in image_report.ecml_configs(S).values()],
+    "t-init": lambda S: [image_spec(image_report.init_config(S))],
+    "f-coco": lambda S: [captioner_spec(image_report.captioner_config(S))],
+    "t-coco": lambda S: [captioner_spec(image_report.captioner_config(S))],
 }

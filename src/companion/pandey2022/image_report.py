@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import stats
-from . import captioning, image_train
+from .. import config, stats
+from . import captioning, image_train, images
 from .reference import REFERENCE
 
 #: A run "failed" when its training accuracy stayed below this (%): the authors' "best runs" cut. Their one
@@ -28,7 +28,19 @@ def data_note(S) -> str:
     return f"Data: CIFAR-10 training batches from `{S.data_dir}` (foreground airplane, automobile, bird)."
 
 
+def _check_data_dir(S) -> None:
+    """Fail early, in one line, on a CIFAR-10 folder that is not there: before a build plans the
+    chapter's programs as tasks (``images`` is part of the trained entries' fingerprint, so its own
+    check is called here rather than moved)."""
+    if S.data_dir is not None:
+        try:
+            images._cifar_dir(S.data_dir)
+        except images.ImageDataError as exc:
+            raise config.ConfigError(f"{S.chapter}: parameter 'data_dir': {exc}") from None
+
+
 def image_data(S) -> dict:
+    _check_data_dir(S)
     return image_train.data_config(S.data_dir, S.n_train, S.n_test, data_seed=S.seed, max_images=S.max_images)
 
 
@@ -285,14 +297,18 @@ def init_rows(S) -> list[tuple[str, str, str]]:
     return list(MAIN_ROWS)
 
 
-def init_program(S) -> dict:
+def init_config(S) -> dict:
     """Every seed × the trained initialisation / training-part rows, zeroth-layer softmax, one program.
     The "none" rows are not trained: they are the initial states of the "both" networks (see init_frame)."""
     members = [image_train.member(s, 0.0, "softmax", fi, ci, part)
                for s in seeds_of(S) for fi, ci, part in init_rows(S)]
-    cfg = image_train.program_config(image_data(S), members, layer=0, width=S.width, lr=S.lr, batch=S.batch,
-                                     epochs=S.epochs, stop_loss=0.05, pretrain_epochs=S.pretrain_epochs)
-    return image_train.train_program(cfg)
+    return image_train.program_config(image_data(S), members, layer=0, width=S.width, lr=S.lr, batch=S.batch,
+                                      epochs=S.epochs, stop_loss=0.05, pretrain_epochs=S.pretrain_epochs)
+
+
+def init_program(S) -> dict:
+    """Train (or load) the program of :func:`init_config`."""
+    return image_train.train_program(init_config(S))
 
 
 def init_frame(result: dict) -> pd.DataFrame:
@@ -340,10 +356,16 @@ def init_table(df: pd.DataFrame) -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------------
 # F-COCO / T-COCO
 # --------------------------------------------------------------------------------------------------
+def captioner_config(S) -> dict:
+    """The one batched program of captioners (one per seed) behind F-COCO and T-COCO."""
+    _check_data_dir(S)
+    return captioning.captioner_config(seeds_of(S), S.n_train, S.n_test, S.epochs, data_seed=S.seed,
+                                       width=S.width, lr=S.lr, data_dir=S.data_dir, max_images=S.max_images)
+
+
 def captioner(S) -> dict:
-    cfg = captioning.captioner_config(seeds_of(S), S.n_train, S.n_test, S.epochs, data_seed=S.seed,
-                                      width=S.width, lr=S.lr, data_dir=S.data_dir, max_images=S.max_images)
-    return captioning.train_captioner(cfg)
+    """Train (or load) the program of :func:`captioner_config`."""
+    return captioning.train_captioner(captioner_config(S))
 
 
 def coco_frame(result: dict) -> pd.DataFrame:

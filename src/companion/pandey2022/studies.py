@@ -401,6 +401,33 @@ def trend_config(setting: dict, dtype: str) -> dict:
                           lrs=setting["lrs"])
 
 
+def trend_run_config(S) -> dict:
+    """F-TREND's per-run panels and claims: the dataset-1 (A_1) runs at ``layer``, t-d1's k = 0 program."""
+    return program_config("d1", "A_1", layer=S.layer, seeds=range(S.n_seeds), epochs=S.epochs, dtype=S.dtype)
+
+
+def trend_run(S) -> dict:
+    """Train (or load) the program of :func:`trend_run_config`."""
+    return T.run(trend_run_config(S))
+
+
+def trend_configs(S) -> list[dict]:
+    """Every program F-TREND reads (its declaration): the claims' runs and each setting of
+    :func:`trend_settings`."""
+    return [trend_run_config(S)] + [trend_config(s, S.dtype) for s in trend_settings(S)]
+
+
+def alpha_config(S) -> dict:
+    """F-ALPHA's runs: dataset 2 (A_2_2) at ``layer``, t-d2b's k = 0 program."""
+    return program_config("d2", "A_2_2", layer=S.layer, seeds=range(S.n_seeds), epochs=S.epochs,
+                          dtype=S.dtype)
+
+
+def alpha_run(S) -> dict:
+    """Train (or load) the program of :func:`alpha_config`."""
+    return T.run(alpha_config(S))
+
+
 def trend_programs(S) -> list[dict]:
     """Train (or load) every F-TREND setting. One entry per setting and learning rate: ``label``,
     ``table``, ``dataset``, ``layer``, ``lr``, ``epochs`` (the cap), ``result`` (the program) and
