@@ -15,8 +15,8 @@ early stopping dominates their cost: an SDC image program costs 1.6e-3 s per mem
 image (the entropy and sparsity programs on digits mosaics, which all stop at epoch 2 of 60, about
 7.5e-4 s per member, epoch and image); a program with pre-trained or frozen parts 7.0e-3 s (the
 initialisation table's record, less its pre-training priced at one member-epoch per seed and
-pre-training epoch: its members train longer), a captioner 9e-4 s per captioner, epoch and training
-image (the captioning record: 5 captioners x 40 epochs x 10,000 images in about 1,800 s). Other
+pre-training epoch: its members train longer), a captioner 5.3e-4 s per captioner, epoch and training
+image (the captioning chapters' program: 5 captioners x 40 epochs x 10,000 images in 1,062 s). Other
 epoch caps are not priced.
 """
 
@@ -35,7 +35,7 @@ EPOCH_SECONDS = {"d1": 0.031, "d2": 0.009, "dist1": 0.003, "dist2": 0.003, "dist
 IMAGE_SECONDS = 1.6e-3
 IMAGE_INIT_SECONDS = 7.0e-3
 PRETRAIN_SECONDS = 7.5e-4
-CAPTION_SECONDS = 9e-4
+CAPTION_SECONDS = 5.3e-4
 
 
 def program_spec(cfg: dict) -> netspec.Spec:
