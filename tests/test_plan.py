@@ -87,7 +87,8 @@ def test_plan_rows_cover_findings_and_cost_the_extra_seeds(monkeypatch):
     undecided, decided = rows
     assert set(undecided) == {"id", "chapter", "status", "n", "stale", "leans", "seeds_to_decide",
                               "extra_seeds", "core_hours", "seeds_needed", "method", "setting"}
-    assert undecided["setting"] == f"-p n_seeds {5 + undecided['extra_seeds']}"  # t-a2 records 5 seeds
+    recorded = records.load("t-a2", "paper")["parameters"]["n_seeds"]  # the setting grows from the record's
+    assert undecided["setting"] == f"-p n_seeds {recorded + undecided['extra_seeds']}"
     assert not undecided["stale"] and not decided["stale"]
     assert undecided["leans"] == "pass" and undecided["seeds_to_decide"] > 5
     per_seed, how = plan.seed_cost("t-a2", "paper")
@@ -103,7 +104,7 @@ def test_plan_rows_cover_findings_and_cost_the_extra_seeds(monkeypatch):
     assert trend == pytest.approx(records.paper_cost("f-trend")["high_s"] / n) and f"n_seeds {n}" in how
     monkeypatch.setattr(networks, "declarations", lambda: every)
     # the whole record at the new setting: a cached program holds all its seeds, so every one retrains
-    new_record = (5 + undecided["extra_seeds"]) * per_seed
+    new_record = (recorded + undecided["extra_seeds"]) * per_seed
     assert undecided["core_hours"] == pytest.approx(round(new_record / 3600, 2))
     assert decided["leans"] is None and decided["seeds_to_decide"] is None
 
@@ -258,8 +259,9 @@ def test_a_setting_beyond_the_parameters_maximum_is_flagged(monkeypatch):
     row, = plan.plan_rows([_claim("t-a2/softmax-ftpt", "undecided", estimate=mid, lo=mid - 30, hi=mid + 30,
                                   n=5, test="matches")])
     limit = int(config.schema("t-a2")["n_seeds"].max)
-    assert row["setting"] == f"-p n_seeds 105 (above its maximum {limit} in _config.yml)"
-    assert f"[-p n_seeds 105 (above its maximum {limit}" in plan.plan_text([row])
+    want = records.load("t-a2", "paper")["parameters"]["n_seeds"] + 100  # the record's seeds + the extra
+    assert row["setting"] == f"-p n_seeds {want} (above its maximum {limit} in _config.yml)"
+    assert f"[-p n_seeds {want} (above its maximum {limit}" in plan.plan_text([row])
 
 
 def test_a_record_that_measured_its_training_runs_is_costed_by_them(monkeypatch):
