@@ -48,6 +48,19 @@ def test_finding_rows_count_findings_at_each_budget_and_name_the_failing_claim()
     assert report.verdict_word(sparse.recorded) == "mixed"
 
 
+def test_finding_rows_name_the_chapter_of_each_claim_they_quote():
+    # fig2 and fig3 state the same claim for AED and AO: without the chapter a reader sees it twice
+    rec = [claim("fig2/norm-ratio", "fail", paper="aitken2021", statement="temporal part much larger"),
+           claim("fig3/norm-ratio", "fail", paper="aitken2021", statement="temporal part much larger")]
+    names = {"fig2": "Figure 2: AED on one-to-one translation", "fig3": "Figure 3: AO on one-to-one"}
+    rows = report.finding_rows("aitken2021", [], rec, ["fig2", "fig3"], names=names)
+    row = next(r for r in rows if "fig2/norm-ratio" in r.ids)
+    assert "Figure 2: temporal part much larger" in row.reason
+    assert "Figure 3: temporal part much larger" in row.reason
+    bare = next(r for r in report.finding_rows("aitken2021", [], rec, ["fig2", "fig3"]) if r.ids == row.ids)
+    assert "Figure 2" not in bare.reason
+
+
 def test_render_report_prints_both_budgets_and_links_chapters():
     live = [claim("t-a1/sparsemax-sparser", "pass")]
     rec = [claim("t-a1/sparsemax-sparser", "undecided")]

@@ -279,9 +279,17 @@ def stale_ids(recorded: list[C.Claim]) -> set[str]:
 
 
 def finding_rows(paper: str, live: list[C.Claim], recorded: list[C.Claim],
-                 order: list[str], stale: set[str] = frozenset()) -> list[FindingRow]:
+                 order: list[str], stale: set[str] = frozenset(),
+                 names: dict[str, str] | None = None) -> list[FindingRow]:
     """The paper's main findings with their claims' verdicts at both budgets (findings tier only). A
-    recorded claim in ``stale`` counts as "stale": its verdict answered a rule that has changed since."""
+    recorded claim in ``stale`` counts as "stale": its verdict answered a rule that has changed since.
+    With ``names`` (chapter id -> its one name), each claim named in a row's reason is prefixed by its
+    chapter's short name ("Figure 2"), since two chapters can state the same claim of two architectures."""
+
+    def said(c: C.Claim) -> str:
+        where = (names or {}).get(c.chapter, "").split(":", 1)[0].strip()
+        return f"{where}: {_short(c.claim)}" if where else _short(c.claim)
+
     live_f = {c.id: c for c in C.findings(live) if c.paper == paper}
     rec_all = {c.id: c for c in C.findings(recorded) if c.paper == paper}
     rec_f = {cid: c for cid, c in rec_all.items() if cid not in stale}
@@ -298,9 +306,9 @@ def finding_rows(paper: str, live: list[C.Claim], recorded: list[C.Claim],
         budget = "at the papers' budget" if src is rec_f else "in this build"
         if against:
             row.reason = f"Fails {budget}: " + "; ".join(
-                _short(c.claim) + (f" (why: {why})" if (why := fail_short(c)) else "") for c in against[:2])
+                said(c) + (f" (why: {why})" if (why := fail_short(c)) else "") for c in against[:2])
         elif open_:
-            row.reason = f"Still open {budget}: " + "; ".join(_short(c.claim) for c in open_[:2])
+            row.reason = f"Still open {budget}: " + "; ".join(said(c) for c in open_[:2])
         elif ids:
             row.reason = f"Every decided claim passes {budget}."
         rows.append(row)
@@ -365,7 +373,7 @@ def render_report(live_profile: str, live: list[C.Claim], recorded: list[C.Claim
                  f"{e(C.counts_text(live))}. Preconditions (the networks solve the task) gate the findings "
                  f"and are not counted.</p>")
     for paper, title in papers.items():
-        rows = finding_rows(paper, live, recorded, order, stale)
+        rows = finding_rows(paper, live, recorded, order, stale, names)
         if not rows:
             continue
         rec_p = [c for c in recorded if c.paper == paper]
