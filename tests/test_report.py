@@ -52,13 +52,18 @@ def test_finding_rows_name_the_chapter_of_each_claim_they_quote():
     # fig2 and fig3 state the same claim for AED and AO: without the chapter a reader sees it twice
     rec = [claim("fig2/norm-ratio", "fail", paper="aitken2021", statement="temporal part much larger"),
            claim("fig3/norm-ratio", "fail", paper="aitken2021", statement="temporal part much larger")]
-    names = {"fig2": "Figure 2: AED on one-to-one translation", "fig3": "Figure 3: AO on one-to-one"}
-    rows = report.finding_rows("aitken2021", [], rec, ["fig2", "fig3"], names=names)
+    labels = {"fig2": "Figure 2", "fig3": "Figure 3"}
+    names = {"fig2": "Figure 2: AED on one-to-one", "fig3": "Figure 3: AO on one-to-one"}
+    rows = report.finding_rows("aitken2021", [], rec, ["fig2", "fig3"], labels=labels)
     row = next(r for r in rows if "fig2/norm-ratio" in r.ids)
     assert "Figure 2: temporal part much larger" in row.reason
     assert "Figure 3: temporal part much larger" in row.reason
     bare = next(r for r in report.finding_rows("aitken2021", [], rec, ["fig2", "fig3"]) if r.ids == row.ids)
     assert "Figure 2" not in bare.reason
+    # a figure label may itself hold a colon; the page passes the labels through to the rows
+    out = report.render_report("quick", [], rec, lambda ch: f"{ch}.html", names, ["fig2", "fig3"],
+                               {"aitken2021": "Aitken"}, labels={**labels, "fig3": "Appendix: variants"})
+    assert "Figure 2: temporal part much larger" in out and "Appendix: variants: temporal part" in out
 
 
 def test_render_report_prints_both_budgets_and_links_chapters():

@@ -280,14 +280,14 @@ def stale_ids(recorded: list[C.Claim]) -> set[str]:
 
 def finding_rows(paper: str, live: list[C.Claim], recorded: list[C.Claim],
                  order: list[str], stale: set[str] = frozenset(),
-                 names: dict[str, str] | None = None) -> list[FindingRow]:
+                 labels: dict[str, str] | None = None) -> list[FindingRow]:
     """The paper's main findings with their claims' verdicts at both budgets (findings tier only). A
     recorded claim in ``stale`` counts as "stale": its verdict answered a rule that has changed since.
-    With ``names`` (chapter id -> its one name), each claim named in a row's reason is prefixed by its
-    chapter's short name ("Figure 2"), since two chapters can state the same claim of two architectures."""
+    With ``labels`` (chapter id -> its figure label, "Figure 2"), each claim named in a row's reason is
+    prefixed by its chapter's label, since two chapters can state the same claim of two architectures."""
 
     def said(c: C.Claim) -> str:
-        where = (names or {}).get(c.chapter, "").split(":", 1)[0].strip()
+        where = (labels or {}).get(c.chapter, "")
         return f"{where}: {_short(c.claim)}" if where else _short(c.claim)
 
     live_f = {c.id: c for c in C.findings(live) if c.paper == paper}
@@ -353,8 +353,9 @@ def render_report(live_profile: str, live: list[C.Claim], recorded: list[C.Claim
                   names: dict[str, str], order: list[str], papers: dict[str, str],
                   plan: list[dict] | None = None,
                   not_testable: list[tuple[str, str, str]] = (), stale: set[str] = frozenset(),
-                  observations: str = "") -> str:
-    """The report page's HTML. ``href(chapter_id)`` gives a chapter's link, ``names`` its one name;
+                  observations: str = "", labels: dict[str, str] | None = None) -> str:
+    """The report page's HTML. ``href(chapter_id)`` gives a chapter's link, ``names`` its one name,
+    ``labels`` its figure label (which prefixes the claims a finding's reason quotes);
     ``stale``: recorded claims whose rule changed since their run (counted apart, never as verdicts);
     ``observations``: the section of :func:`observations_html`."""
     e = html.escape
@@ -373,7 +374,7 @@ def render_report(live_profile: str, live: list[C.Claim], recorded: list[C.Claim
                  f"{e(C.counts_text(live))}. Preconditions (the networks solve the task) gate the findings "
                  f"and are not counted.</p>")
     for paper, title in papers.items():
-        rows = finding_rows(paper, live, recorded, order, stale, names)
+        rows = finding_rows(paper, live, recorded, order, stale, labels)
         if not rows:
             continue
         rec_p = [c for c in recorded if c.paper == paper]
@@ -602,7 +603,7 @@ def page_html(href, profile: str | None = None) -> str:
     names = {c.id: chapter_name(c) for c in chs}
     return render_report(prof, live, recorded, href, names, [c.id for c in chs], chapters.PAPERS,
                          plan=plan_for(live), not_testable=not_testable_rows(), stale=stale_ids(recorded),
-                         observations=observations_html(href, names))
+                         observations=observations_html(href, names), labels={c.id: c.figure for c in chs})
 
 
 def _fill(app, doctree, docname) -> None:
