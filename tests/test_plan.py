@@ -285,3 +285,24 @@ def test_a_record_that_measured_its_training_runs_is_costed_by_them(monkeypatch)
                    {**rec, "pretrained": {"runs": [run]}}, {**rec, "pretrained": {}}):
         monkeypatch.setattr(records, "load", lambda chapter, profile, r=broken: r)
         assert plan._measured_seed_cost("t-d2a", "n_seeds") is None
+
+
+def test_a_finding_gated_by_an_undecided_precondition_is_planned_by_the_precondition():
+    # t-d1's zeroth-layer FTPT requires the zeroth-layer networks to fit (band 95.16 to 101.16)
+    pre = dict(estimate=97.0, lo=95.5, hi=98.5, n=14, test="matches")
+    gated = _claim("t-d1/zeroth-ftpt", "not testable", chapter="t-d1", estimate=74.0, lo=66.0, hi=82.0, n=14)
+    row, = plan.plan_rows([_claim("t-d1/zeroth-acc", "undecided", tier="precondition", chapter="t-d1", **pre),
+                           gated])
+    assert row["id"] == "t-d1/zeroth-ftpt" and row["waits_on"] == "t-d1/zeroth-acc"
+    # 97 +- 1.5 at n = 14: the band's lower end 95.16 is cleared once the half-width is below 1.84
+    assert row["leans"] == "pass" and 14 < row["seeds_to_decide"] < 40
+    assert plan.to_decide(row).startswith("waits on its precondition, which is undecided and leans pass; "
+                                          "the precondition decides at about n = ")
+    assert "not testable: waits on t-d1/zeroth-acc" in plan.plan_text([row])
+    from companion import report
+    assert [r["id"] for r in report.plan_for([_claim("t-d1/zeroth-acc", "undecided", tier="precondition",
+                                                     chapter="t-d1", **pre), gated])] == ["t-d1/zeroth-ftpt"]
+    # a failed precondition: no seeds help, so nothing is planned
+    failed = _claim("t-d1/zeroth-acc", "fail", tier="precondition", chapter="t-d1", **pre)
+    row, = plan.plan_rows([failed, gated])
+    assert "waits_on" not in row and row["method"] == "not testable here" and plan.to_decide(row) == ""

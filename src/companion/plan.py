@@ -527,6 +527,7 @@ def plan_rows(claims: list, profile: str | None = None, cap: int = CAP) -> list[
     (the seeds the registry declares the rule needs, or None), ``method`` (how both were computed, in
     words). The tier is the registry's where the claim is still registered."""
     reg = registry.entries()
+    by_id = {c.id: c for c in claims}
     out, costs = [], {}
     for c in claims:
         e = reg.get(c.id)
@@ -546,8 +547,14 @@ def plan_rows(claims: list, profile: str | None = None, cap: int = CAP) -> list[
                              "another statistic)")
             continue
         if c.status != "undecided":
-            row["method"] = "decided" if c.status != "not testable" else "not testable here"
-            continue
+            gate = _undecided_gate(e, by_id, reg) if c.status == "not testable" else None
+            if gate is None:
+                row["method"] = "decided" if c.status != "not testable" else "not testable here"
+                continue
+            # gated by an undecided precondition: the seeds that would decide the precondition (then the
+            # finding's own rule applies to the same run)
+            c, e = gate
+            row.update(waits_on=c.id, seeds_needed=int(e.seeds_needed["n"]) if e.seeds_needed else None)
         side, n, how = seeds_to_decide(e, asdict(c), cap)
         row.update(leans=side, seeds_to_decide=n, method=how)
         if n is None:
@@ -575,6 +582,17 @@ def plan_rows(claims: list, profile: str | None = None, cap: int = CAP) -> list[
             row["method"] += (f"; cost: {cost_how}, per seed, times the seeds of the new record (each cached "
                               "program holds all its seeds, so none is reused; rough: n is not always seeds)")
     return out
+
+
+def _undecided_gate(entry: registry.Entry, by_id: dict, reg: dict):
+    """(claim, entry) of the first precondition that ``entry`` requires whose recorded claim is undecided
+    under its current rule, or None (a finding not testable for another reason: a failed precondition, or
+    set not testable before the run)."""
+    for pid in entry.requires:
+        pc, pe = by_id.get(pid), reg.get(pid)
+        if pc is not None and pe is not None and pc.status == "undecided" and pc.digest == pe.digest:
+            return pc, pe
+    return None
 
 
 def _seeds_for(c, n_needed: int, profile: str) -> tuple[str | None, int]:
@@ -615,13 +633,16 @@ def to_decide(row: dict) -> str:
     that would decide it if the observed mean and spread hold, and their cost."""
     if row.get("stale"):
         return "stale: re-record"
-    if row.get("status") != "undecided":
+    gated = row.get("status") == "not testable" and row.get("waits_on")
+    if row.get("status") != "undecided" and not gated:
         return ""
     parts = [f"leans {row['leans']}"] if row.get("leans") else []
+    if gated:
+        parts = ["waits on its precondition, which is undecided" + (f" and {parts[0]}" if parts else "")]
     if row.get("seeds_to_decide") is None:
         parts.append("not with a feasible number of seeds at this spread")
     else:
-        seeds = f"decides at about n = {row['seeds_to_decide']}"
+        seeds = ("the precondition " if gated else "") + f"decides at about n = {row['seeds_to_decide']}"
         if row.get("core_hours") is not None:
             extra = f"+{row['extra_seeds']} seeds, " if row.get("extra_seeds") is not None else ""
             seeds += f" ({extra}a record of about {row['core_hours']:.2f} core-hours)"
@@ -639,9 +660,12 @@ def plan_text(rows: list[dict]) -> str:
             lines.append(f"{r['id']:<52} n={r['n']:<4} {r['status']}, stale: re-record (rule changed since "
                          f"the run){needed}")
             continue
-        if r["status"] != "undecided":
+        if r["status"] != "undecided" and not r.get("waits_on"):
             continue
         n = "—" if r["seeds_to_decide"] is None else str(r["seeds_to_decide"])
+        if r.get("waits_on"):  # the numbers are the gating precondition's
+            lines.append(f"{r['id']:<52} n={r['n']:<4} not testable: waits on {r['waits_on']}")
+            r = {**r, "id": f"  {r['waits_on']}"}
         cost = ("" if r["core_hours"] is None
                 else f", +{r['extra_seeds']} seeds, a record of ≈ {r['core_hours']:.2f} core-h")
         if r.get("setting"):
