@@ -525,7 +525,9 @@ def plan_rows(claims: list, profile: str | None = None, cap: int = CAP) -> list[
     None: cannot say or more than ``cap``), ``extra_seeds``, ``core_hours`` (for the extra seeds, at the
     measured per-seed cost of the chapter under ``profile``, default the claim's own), ``seeds_needed``
     (the seeds the registry declares the rule needs, or None), ``method`` (how both were computed, in
-    words). The tier is the registry's where the claim is still registered."""
+    words). The tier is the registry's where the claim is still registered. A finding not testable because a
+    precondition it requires is undecided gets ``waits_on`` (that precondition's id), and its leaning,
+    seeds, cost and ``seeds_needed`` are the precondition's."""
     reg = registry.entries()
     by_id = {c.id: c for c in claims}
     out, costs = [], {}
@@ -636,9 +638,11 @@ def to_decide(row: dict) -> str:
     gated = row.get("status") == "not testable" and row.get("waits_on")
     if row.get("status") != "undecided" and not gated:
         return ""
-    parts = [f"leans {row['leans']}"] if row.get("leans") else []
+    lean = f"leans {row['leans']}" if row.get("leans") else ""
     if gated:
-        parts = ["waits on its precondition, which is undecided" + (f" and {parts[0]}" if parts else "")]
+        parts = ["waits on its precondition, which is undecided" + (f" and {lean}" if lean else "")]
+    else:
+        parts = [lean] if lean else []
     if row.get("seeds_to_decide") is None:
         parts.append("not with a feasible number of seeds at this spread")
     else:

@@ -439,7 +439,8 @@ def not_testable_rows() -> list[tuple[str, str, str]]:
 
 
 def plan_for(claims: list[C.Claim]) -> list[dict]:
-    """What would decide each undecided finding (:func:`companion.plan.plan_rows`)."""
+    """What would decide each undecided finding, and each one that waits on an undecided precondition
+    (:func:`companion.plan.plan_rows`)."""
     return [r for r in plan_mod.plan_rows(claims)
             if (r["status"] == "undecided" or r.get("waits_on")) and not r["stale"]]
 
