@@ -1,6 +1,7 @@
 """Seeds to decide: the side an undecided finding leans to, the seeds that would decide it (known
 answers), their cost, and ``companion plan`` on the command line."""
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -63,6 +64,20 @@ def test_leans_and_the_cases_no_number_decides():
     assert plan.seeds_to_decide(b, {"estimate": 1.0, "lo": 0.44, "hi": 1.0, "n": 3,
                                     "observed": "mean 1 [0.44, 1] (Wilson (bounded mean), n=3)"})[:2] \
         == ("pass", 16)
+
+
+def test_a_wilson_fallback_is_projected_at_the_registry_s_assumed_spread():
+    # the stored interval is a Wilson fallback (no spread to read back); the registry states sd 0.1,
+    # so the projection is the t interval at that sd: 0.95 against >= 0.9 needs t_{n-1} * 0.1 / sqrt n
+    # <= 0.05: t_16 / sqrt 17 = 0.514 > 0.5, t_17 / sqrt 18 = 0.497 -> n = 18 (Wilson alone asks for more)
+    b = entry("at_least", threshold=0.9, range=[0, 1])
+    row = {"estimate": 0.95, "lo": 0.5, "hi": 0.99, "n": 5,
+           "observed": "mean 0.95 [0.5, 0.99] (Wilson (bounded mean), n=5)"}
+    wilson_only = plan.seeds_to_decide(b, row)
+    b = dataclasses.replace(b, assumed={"sd": 0.1, "why": "measured beside the record"})
+    side, n, how = plan.seeds_to_decide(b, row)
+    assert (side, n) == ("pass", 18) and "assumed sd 0.1" in how and "measured beside the record" in how
+    assert wilson_only[1] > n and "no usable spread" in wilson_only[2]
 
 
 def _claim(cid, status, tier="finding", chapter="t-a2", **kw):

@@ -368,7 +368,14 @@ def seeds_to_decide(entry: registry.Entry, row: dict, cap: int = CAP,
         how = "Wilson's interval at the observed rate"
     else:
         sd = row_sd(entry, row)
-        if sd is None:
+        guess = (entry.assumed or {}).get("sd")
+        if sd is None and guess is not None and n >= 2 and "Wilson" in str(row.get("observed", "")):
+            # a Wilson fallback hides the spread; the registry states the one measured beside it, so
+            # project as the feasibility check does (the rule still falls back where t leaves the range)
+            sd = float(guess)
+            how = (f"expected t interval at the observed mean and our assumed sd {stats.fmt(sd)} "
+                   f"({entry.assumed['why']}), Wilson's where it leaves the range")
+        elif sd is None:
             if entry.bounds is None or n < 2:
                 return side, None, "no spread measured (one seed, or all values equal): cannot project"
             sd, how = 0.0, "Wilson's interval of the bounded mean at the observed mean (no usable spread)"
