@@ -207,6 +207,18 @@ def test_cli_plan_json_and_text():
         assert line.startswith(r["id"]) and ("stale: re-record" in line if r["stale"] else "leans" in line)
 
 
+def test_a_finding_no_number_decides_says_why_in_the_text():
+    base = {"id": "demo/x", "n": 16, "status": "undecided", "stale": False, "leans": "fail",
+            "core_hours": None, "extra_seeds": None, "setting": None, "seeds_needed": None}
+    none = dict(base, seeds_to_decide=None,
+                method="expected t interval at the observed mean and sd 19.6, 95%, 50 % power; "
+                       "not with a feasible number (> 1000)")
+    some = dict(base, id="demo/y", seeds_to_decide=40, method="expected t interval, 95%, 50 % power")
+    lines = plan.plan_text([none, some]).splitlines()
+    assert lines[0].endswith("decides at n=— (not with a feasible number (> 1000))")
+    assert lines[1].endswith("decides at n=40") and "(" not in lines[1]
+
+
 @pytest.mark.parametrize(
     "args, needle",
     [

@@ -673,10 +673,12 @@ def plan_text(rows: list[dict]) -> str:
             continue
         if r["status"] != "undecided" and not r.get("waits_on"):
             continue
-        n = "—" if r["seeds_to_decide"] is None else str(r["seeds_to_decide"])
         if r.get("waits_on"):  # the numbers are the gating precondition's
             lines.append(f"{r['id']:<52} n={r['n']:<4} not testable: waits on {r['waits_on']}")
             r = {**r, "id": f"  {r['waits_on']}"}
+        # no n: say why (the method's last clause: no feasible number, on the boundary, no spread)
+        n = (f"— ({str(r.get('method') or 'cannot say').split('; ')[-1]})" if r["seeds_to_decide"] is None
+             else str(r["seeds_to_decide"]))
         cost = ("" if r["core_hours"] is None
                 else f", +{r['extra_seeds']} seeds, a record of ≈ {r['core_hours']:.2f} core-h")
         if r.get("setting"):
