@@ -55,6 +55,19 @@ def test_known_least_n_for_a_difference():
     assert (f.n_pass, f.n_fail, f.reversed) == (7, 7, -2.0) and f.ok
 
 
+def test_an_assumed_value_goes_before_an_estimate_from_fewer_runs_than_the_rule_needs():
+    import dataclasses
+
+    e = dataclasses.replace(entry("greater", paired=False, min_n=2),
+                            assumed={"value": 0.04, "sd": 0.04, "why": "one spread"})
+    one = {"estimate": -0.002, "lo": None, "hi": None, "n": 1, "test": "greater"}
+    f = plan.feasibility(e, row=one)
+    assert f.value == 0.04 and "our assumed value" in f.source and f.ok
+    # from two runs on, the recorded estimate (on the paper's side) is what the check simulates
+    two = dict(one, n=2)
+    assert plan.feasibility(e, row=two).value == pytest.approx(0.002)
+
+
 def test_reversed_effects():
     assert plan.reverse(entry("less"), -3.0) == 3.0
     assert plan.reverse(entry("at_least", threshold=0.9, range=[0, 1]), 1.0) == pytest.approx(0.8)

@@ -12,7 +12,9 @@ rule's own method gives at that mean and standard deviation, no random draws):
   as far outside the band as the paper's is inside it (the band's centre, so value ± 2 × half-width).
   Where the paper gives no value (or, for a difference, none of the paper's sign), the value is our
   recorded ``paper``-budget estimate turned to the paper's side (an effect as large as ours in the
-  paper's direction), else the value the entry's ``assumed`` key states (our assumption, with its why).
+  paper's direction), else the value the entry's ``assumed`` key states (our assumption, with its why);
+  the assumed value also goes before a recorded estimate from fewer runs than the rule's ``min_n`` (one
+  English→French network is no estimate the rule would accept).
   The spread, in order: the paper's sd; else the spread of our recorded run (backed out of its
   interval); else the ``assumed`` sd; else 10 % of the statistic's range, or of |value|. A recorded row
   is used only if it was decided by a rule of the same test (a record made under an earlier kind of
@@ -207,7 +209,9 @@ def assumed(entry: registry.Entry, row: dict | None = None) -> tuple[float | Non
     direction = registry.DIRECTIONAL.get(t)
     if value is not None and direction is not None and float(value) * direction <= 0:
         value = None  # a number of the wrong sign for a difference: a level, not the effect
-    if value is None and row is not None and row.get("estimate") is not None:
+    below_min = row is not None and int(row.get("n") or 0) < entry.min_n
+    if value is None and row is not None and row.get("estimate") is not None and not (
+            below_min and guess.get("value") is not None):  # a stated assumption beats a run the rule rejects
         est, source = float(row["estimate"]), "our recorded estimate, on the paper's side"
         if direction is not None:
             value = abs(est) * direction
