@@ -18,8 +18,26 @@ def entry(test, paper=None, tier="finding", **rule):
 
 
 def test_every_rule_in_the_registry_can_decide():
-    flagged = [f.why() for f in plan.feasibility_all() if not f.ok]
+    # or our runs showed it cannot, and the registry says so (cannot_decide), which must stay true
+    flagged = [f.why() for f in plan.feasibility_all() if not f.accepted]
     assert not flagged, f"{len(flagged)} rules cannot decide:\n" + "\n".join(flagged)
+
+
+def test_a_declared_rule_is_accepted_only_while_the_check_bears_it_out():
+    import dataclasses
+
+    # effect 0.1 sd: the t interval excludes 0 only from n of about 390, beyond 40
+    tiny = entry("greater", paper={"value": 0.1, "sd": 1.0}, min_n=3)
+    f = plan.feasibility(tiny, row={})
+    assert not f.ok and not f.accepted
+    said = dataclasses.replace(tiny, cannot_decide={"date": "2026-12-06", "why": "tiny effect"})
+    f = plan.feasibility(said, row={})
+    assert not f.ok and f.accepted
+    # the same declaration on a rule that decides (effect 1 sd, n = 7) is stale: not accepted
+    big = dataclasses.replace(said, reference={"value": 2.0, "sd": 2.0})
+    f = plan.feasibility(big, row={})
+    assert f.ok and not f.accepted and "remove the declaration" in f.why()
+    assert "cannot decide at a feasible number of seeds (2026-12-06): tiny effect" in said.rule_text()
 
 
 def test_a_threshold_above_the_range_cannot_pass():

@@ -139,11 +139,18 @@ class Feasibility:
     n_fail: int | None           # the least n at which it fails under the reversed value
     n_max: int
     rates: tuple[float, float] | None = None   # a rate difference's two rates, where the paper gives them
+    declared: str | None = None  # the registry's cannot_decide date: our runs showed no n decides it
 
     @property
     def ok(self) -> bool:
         """A finding must be able to pass and to fail; a precondition must be able to pass."""
         return self.n_pass is not None and (self.n_fail is not None or self.tier == "precondition")
+
+    @property
+    def accepted(self) -> bool:
+        """The check is satisfied: the rule can decide, or our runs showed it cannot and the registry
+        says so (``cannot_decide``). A declaration the check no longer bears out is not accepted."""
+        return self.ok != bool(self.declared)
 
     def why(self) -> str:
         if self.value is None:
@@ -156,6 +163,9 @@ class Feasibility:
         if self.n_fail is None and self.tier != "precondition":
             parts.append(f"cannot fail at n <= {self.n_max} with the reversed value "
                          f"{stats.fmt(self.reversed)}")
+        if self.declared and self.ok:
+            parts.append(f"it can decide at n <= {self.n_max}, but the registry declares it cannot "
+                         f"({self.declared}): remove the declaration")
         return f"{self.id} ({self.test}, sd {stats.fmt(self.sd)}, {self.source}): " + "; ".join(parts)
 
 
@@ -297,8 +307,10 @@ def feasibility(entry: registry.Entry, n_max: int | None = None, level: float = 
     if row is None:
         row = recorded_row(entry)
     value, sd, source = assumed(entry, row)
+    declared = entry.cannot_decide["date"] if entry.cannot_decide else None
     if value is None:
-        return Feasibility(entry.id, entry.tier, entry.test, None, None, None, source, None, None, n_max)
+        return Feasibility(entry.id, entry.tier, entry.test, None, None, None, source, None, None, n_max,
+                           declared=declared)
     rev = reverse(entry, value)
     sd_ = sd if sd is not None else 0.0
     rates = paper_rates(entry) if source.startswith("paper's value") else None
@@ -307,7 +319,7 @@ def feasibility(entry: registry.Entry, n_max: int | None = None, level: float = 
     swapped = None if rates is None else (rates[1], rates[0])
     return Feasibility(entry.id, entry.tier, entry.test, value, sd, rev, source,
                        _least_n(entry, value, sd_, "pass", n_max, level, rates),
-                       _least_n(entry, rev, sd_, "fail", n_max, level, swapped), n_max, rates)
+                       _least_n(entry, rev, sd_, "fail", n_max, level, swapped), n_max, rates, declared)
 
 
 def paper_rates(entry: registry.Entry) -> tuple[float, float] | None:
@@ -569,6 +581,8 @@ def plan_rows(claims: list, profile: str | None = None, cap: int = CAP) -> list[
             c, e = gate
             row.update(waits_on=c.id, seeds_needed=int(e.seeds_needed["n"]) if e.seeds_needed else None)
         side, n, how = seeds_to_decide(e, asdict(c), cap)
+        if e.cannot_decide:
+            how += f"; declared in the registry as not decidable ({e.cannot_decide['date']})"
         row.update(leans=side, seeds_to_decide=n, method=how)
         if n is None:
             continue

@@ -28,6 +28,8 @@ the paper's number come from here, never from the notebook. An entry::
       assumed: {value: 20, sd: 11.6, why: "..."}   # optional: what the feasibility check simulates where the
                                                    # paper gives no number and no record has one (our
                                                    # assumption, never shown as the paper's)
+      cannot_decide: {date: 2026-12-06, why: "..."}  # optional: our recorded runs show the rule cannot
+                                                   # decide at a feasible n (shown with the rule)
       if_fails:                                    # optional, required of every claim that fails: why it
         kind: setup                                # fails, one of disagreement (with the paper), setup (one
         why: "..."                                 # the papers do not state: our choice) or stand-in (the
@@ -71,6 +73,12 @@ number of seeds the rule is checked against instead; ``companion plan`` and the 
 feasibility check where neither the paper nor a recorded run gives a value or a spread. Neither key
 changes how a claim is decided, so neither is part of the claim's digest.
 
+``cannot_decide: {date, why}``: our recorded runs measured an effect so small against its spread that the
+rule cannot decide at any number of seeds up to :data:`SEEDS_CAP`, so the feasibility check flags it. The
+rule is kept as written (changing it after seeing the runs would test another statement) and the claim
+stays undecided; the declaration says so where the rule is shown, with the date and why. It must stay
+true: the feasibility check fails a declared rule that it no longer flags. Not part of the digest.
+
 ``if_fails: {kind, why, evidence}``: why the claim fails where it does (under ``quick`` or in a recorded
 run), of one of :data:`FAIL_KINDS`: a genuine disagreement with the paper, a setup the papers do not state
 (our choice, and the alternative tried), or the stand-in data. ``why`` is a sentence or two, ``evidence``
@@ -110,7 +118,8 @@ TESTS = ("matches", "at_least", "at_most", "greater", "less",
 DIRECTIONAL = {"greater": 1, "less": -1, "rate_higher": 1, "rate_lower": -1}
 TIERS = ("finding", "precondition")
 KEYS = {"figure", "statement", "source", "paper", "statistic", "rule", "added", "revisions", "not_testable",
-        "testable_with", "see_also", "tier", "requires", "seeds_needed", "assumed", "if_fails"}
+        "testable_with", "see_also", "tier", "requires", "seeds_needed", "assumed", "if_fails",
+        "cannot_decide"}
 #: Why a claim fails: the three kinds, in the words a reader sees (short, for a table cell; in full).
 FAIL_KINDS = {"disagreement": "disagrees with the paper",
               "setup": "our setup",
@@ -151,6 +160,7 @@ class Entry:
     seeds_needed: dict | None = None   # {n, why}: seeds the rule needs beyond 40 (feasibility and plan)
     assumed: dict | None = None        # {value, sd, why}: our assumption for the feasibility check
     if_fails: dict | None = None       # {kind, why, evidence}: why the claim fails (explains, never decides)
+    cannot_decide: dict | None = None  # {date, why}: our runs show no feasible number of seeds decides it
 
     @property
     def test(self) -> str:
@@ -269,6 +279,9 @@ class Entry:
         if self.seeds_needed:
             text += (f" Needs about {self.seeds_needed['n']} seeds to decide even if the paper's value "
                      f"holds: {self.seeds_needed['why']}")
+        if self.cannot_decide:
+            text += (f" Our runs show it cannot decide at a feasible number of seeds "
+                     f"({self.cannot_decide['date']}): {self.cannot_decide['why']}")
         return text
 
     def _rule_text(self, level: float | None = None) -> str:
@@ -415,6 +428,11 @@ def _check_entry(cid: str, chapter: str, raw: Any, where: str) -> None:
         if fails["kind"] not in FAIL_KINDS:
             raise ConfigError(f"{where}: {cid}: if_fails.kind must be one of {', '.join(FAIL_KINDS)}, "
                               f"got {fails['kind']!r}")
+    cannot_decide = raw.get("cannot_decide")
+    if cannot_decide is not None and not (
+            isinstance(cannot_decide, dict) and set(cannot_decide) == {"date", "why"}
+            and str(cannot_decide["date"]).strip() and str(cannot_decide["why"]).strip()):
+        raise ConfigError(f"{where}: {cid}: cannot_decide must be {{date: <YYYY-MM-DD>, why: <text>}}")
     guess = raw.get("assumed")
     if guess is not None:
         if not (isinstance(guess, dict) and "why" in guess and str(guess["why"]).strip()
@@ -461,6 +479,8 @@ def _load(stamp: tuple) -> dict[str, Entry]:
                     tier=str(raw.get("tier", "finding")), requires=tuple(raw.get("requires") or ()),
                     seeds_needed=raw.get("seeds_needed"), assumed=raw.get("assumed"),
                     if_fails=raw.get("if_fails"),
+                    cannot_decide=({k: str(v) for k, v in raw["cannot_decide"].items()}
+                                 if raw.get("cannot_decide") else None),
                 )
     for e in out.values():
         for pre in e.requires:
