@@ -187,6 +187,18 @@ def test_a_declared_need_for_seeds_travels_with_the_row():
     assert f"Needs about {n} seeds to decide" in e.rule_text()
 
 
+def test_a_declared_cannot_decide_travels_with_the_row():
+    # fig2's low-dimensional rule: our runs showed no feasible n decides it, and the registry says so
+    e = registry.get("fig2/temporal-low-dimensional")
+    assert e.cannot_decide and e.cannot_decide["date"]
+    row = plan.plan_rows([_claim(e.id, "undecided", chapter="fig2", estimate=-0.097, n=21, test="less",
+                                 lo=-0.473, hi=0.280)])[0]
+    assert row["cannot_decide"] == e.cannot_decide["date"]
+    said = f"(the registry declares it cannot decide: {e.cannot_decide['date']})"
+    assert plan.plan_text([row]).endswith(said)
+    assert "cannot decide at a feasible number of seeds" in e.rule_text()
+
+
 def _run(*args, **kw):
     return subprocess.run([sys.executable, "-m", "companion.cli", *args], capture_output=True, text=True,
                           **kw)

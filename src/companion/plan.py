@@ -581,8 +581,8 @@ def plan_rows(claims: list, profile: str | None = None, cap: int = CAP) -> list[
             c, e = gate
             row.update(waits_on=c.id, seeds_needed=int(e.seeds_needed["n"]) if e.seeds_needed else None)
         side, n, how = seeds_to_decide(e, asdict(c), cap)
-        if e.cannot_decide:
-            how += f"; declared in the registry as not decidable ({e.cannot_decide['date']})"
+        if e.cannot_decide:  # our runs showed no feasible n decides it (the registry's why)
+            row["cannot_decide"] = e.cannot_decide["date"]
         row.update(leans=side, seeds_to_decide=n, method=how)
         if n is None:
             continue
@@ -701,8 +701,10 @@ def plan_text(rows: list[dict]) -> str:
                 else f", +{r['extra_seeds']} seeds, a record of ≈ {r['core_hours']:.2f} core-h")
         if r.get("setting"):
             cost += f" [{r['setting']}]"
+        declared = ("" if not r.get("cannot_decide")
+                    else f" (the registry declares it cannot decide: {r['cannot_decide']})")
         lines.append(f"{r['id']:<52} n={r['n']:<4} leans {r['leans'] or '?':<16} decides at n={n}{cost}"
-                     f"{needed}")
+                     f"{needed}{declared}")
     return "\n".join(lines) or "no undecided findings"
 
 
