@@ -196,6 +196,7 @@ def test_a_declared_cannot_decide_travels_with_the_row():
     assert row["cannot_decide"] == e.cannot_decide["date"]
     said = f"(the registry declares it cannot decide: {e.cannot_decide['date']})"
     assert plan.plan_text([row]).endswith(said)
+    assert "marks it as not decidable here" in plan.to_decide(row)
     assert "cannot decide at a feasible number of seeds" in e.rule_text()
 
 

@@ -678,6 +678,9 @@ def to_decide(row: dict) -> str:
         if row.get("setting"):
             seeds += f", recorded with {row['setting']}"
         parts.append(seeds)
+    if row.get("cannot_decide"):
+        parts.append("beyond the seeds any rule may ask for, so the registry marks it as not decidable here "
+                     "(its criterion says why)")
     return "; ".join(parts)
 
 
