@@ -236,6 +236,37 @@ def test_frozen_parts_stay_fixed_and_pretraining_loads():
     assert "pretrain" in r and len(r["pretrain"]["focus_acc_train"]) == 1
 
 
+def test_initialisation_table_trains_a_program_per_seed_and_joins_them_as_one():
+    """T-INIT trains one program per seed (a cached task each); joined, they give what one program over
+    every seed gives, member for member, and the joined table pairs rows by seed."""
+    from companion.pandey2022 import image_report as R
+    S = config.resolve("t-init", "smoke", n_seeds=2)
+    cfgs = R.init_configs(S)
+    assert len(cfgs) == 2 and [{m["seed"] for m in c["members"]} for c in cfgs] == [{0}, {1}]
+    train = lambda c: image_train._threaded(image_train._train, c)  # noqa: E731
+    joined = R.joined([train(c) for c in cfgs])
+    together = train({**cfgs[0], "members": cfgs[0]["members"] + cfgs[1]["members"]})
+    assert joined["members"] == together["members"] and joined["pretrain"]["seeds"] == [0, 1]
+    for split in ("train", "test"):
+        for key in ("acc", "ftpt", "ffpt"):
+            assert torch.allclose(joined[split][key], together[split][key], atol=1e-4), (split, key)
+    assert torch.equal(joined["stop_epoch"], together["stop_epoch"])
+    assert list(R.init_frame(joined)["seed"].value_counts().sort_index()) == [len(R.init_rows(S)) + 4] * 2
+
+
+def test_joined_pads_shorter_curves_and_keeps_the_longest_count():
+    from companion.pandey2022 import image_report as R
+    a = {"members": [1], "epochs_run": 2, "curves": {"loss": torch.tensor([[1.0, 2.0]])},
+         "stop_epoch": torch.tensor([2])}
+    b = {"members": [2, 3], "epochs_run": 3,
+         "curves": {"loss": torch.tensor([[4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])},
+         "stop_epoch": torch.tensor([3, 3])}
+    j = R.joined([a, b])
+    assert j["members"] == [1, 2, 3] and j["epochs_run"] == 3 and j["stop_epoch"].tolist() == [2, 3, 3]
+    assert torch.equal(j["curves"]["loss"][1:], b["curves"]["loss"])
+    assert j["curves"]["loss"][0, :2].tolist() == [1.0, 2.0] and torch.isnan(j["curves"]["loss"][0, 2])
+
+
 def test_entropy_is_finite_for_sparse_attention():
     alpha = torch.tensor([[[0.0, 0.5, 0.5]]], requires_grad=True)
     scores = torch.zeros(1, 1, 3, requires_grad=True)

@@ -6,8 +6,8 @@ chapter's notebook trains through (:func:`.errormodes.program`, :func:`.studies.
 :func:`.studies.sparsity_configs`, :func:`.studies.trend_configs`, :func:`.studies.alpha_config`, and
 the program configurations of :mod:`.image_report`), so the two cannot drift apart (the drift test in
 ``tests/test_netspec.py`` builds the chapters and checks it). Every chapter of this paper declares: the
-architecture and data pages train nothing (an empty list), and an image program is one task, the
-pre-training of the initialisation table computed inside it.
+architecture and data pages train nothing (an empty list), and an image program is one task (the
+initialisation table has one per seed), the pre-training of its seed computed inside it.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ DECLARATIONS: dict[str, Callable] = {
     "t-cifar-ent": lambda S: [image_spec(cfg) for cfg in image_report.ent_sparse_configs(S).values()],
     "t-cifar-sparse": lambda S: [image_spec(cfg) for cfg in image_report.ent_sparse_configs(S).values()],
     "t-cifar-ecml": lambda S: [image_spec(cfg) for cfg in image_report.ecml_configs(S).values()],
-    "t-init": lambda S: [image_spec(image_report.init_config(S))],
+    "t-init": lambda S: [image_spec(cfg) for cfg in image_report.init_configs(S)],
     "f-coco": lambda S: [captioner_spec(image_report.captioner_config(S))],
     "t-coco": lambda S: [captioner_spec(image_report.captioner_config(S))],
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import torch
 
 from .. import config, stats
 from . import captioning, image_train, images
@@ -297,18 +298,43 @@ def init_rows(S) -> list[tuple[str, str, str]]:
     return list(MAIN_ROWS)
 
 
-def init_config(S) -> dict:
-    """Every seed × the trained initialisation / training-part rows, zeroth-layer softmax, one program.
-    The "none" rows are not trained: they are the initial states of the "both" networks (see init_frame)."""
-    members = [image_train.member(s, 0.0, "softmax", fi, ci, part)
-               for s in seeds_of(S) for fi, ci, part in init_rows(S)]
-    return image_train.program_config(image_data(S), members, layer=0, width=S.width, lr=S.lr, batch=S.batch,
-                                      epochs=S.epochs, stop_loss=0.05, pretrain_epochs=S.pretrain_epochs)
+def init_configs(S) -> list[dict]:
+    """One program per seed: that seed × the trained initialisation / training-part rows, zeroth-layer
+    softmax. A program per seed makes each seed its own cached task, so the seeds train in parallel and a
+    record can be built up a few seeds at a time. The "none" rows are not trained: they are the initial
+    states of the "both" networks (see init_frame)."""
+    data = image_data(S)
+    return [image_train.program_config(data, [image_train.member(s, 0.0, "softmax", fi, ci, part)
+                                              for fi, ci, part in init_rows(S)],
+                                       layer=0, width=S.width, lr=S.lr, batch=S.batch, epochs=S.epochs,
+                                       stop_loss=0.05, pretrain_epochs=S.pretrain_epochs)
+            for s in seeds_of(S)]
 
 
 def init_program(S) -> dict:
-    """Train (or load) the program of :func:`init_config`."""
-    return image_train.train_program(init_config(S))
+    """Train (or load) the programs of :func:`init_configs`, joined as one (:func:`joined`)."""
+    return joined([image_train.train_program(cfg) for cfg in init_configs(S)])
+
+
+def joined(results: list[dict]):
+    """Several programs' results as one program's: their members side by side, in order.
+
+    Per-member values (tensors and lists) are concatenated along their first axis; a per-epoch curve ends
+    at its own program's last epoch, so shorter ones are padded with NaN (the value a stopped member's
+    curve already has); a count (``epochs_run``) is the largest.
+    """
+    first = results[0]
+    if isinstance(first, dict):
+        return {k: joined([r[k] for r in results]) for k in first}
+    if isinstance(first, list):
+        return [x for r in results for x in r]
+    if isinstance(first, torch.Tensor):
+        if first.dim() == 2 and len({r.shape[1] for r in results}) > 1:
+            width = max(r.shape[1] for r in results)
+            results = [torch.cat([r, torch.full((r.shape[0], width - r.shape[1]), float("nan"),
+                                                dtype=r.dtype)], 1) for r in results]
+        return torch.cat(results, 0)
+    return max(results)
 
 
 def init_frame(result: dict) -> pd.DataFrame:
