@@ -113,6 +113,23 @@ def test_a_build_trains_members_as_tasks_shares_them_and_stacks_them(tmp_path, m
     assert computed() == Counter({more.members[3].key: 1, more.key: 1})
     manifest = json.loads(cache._entry(more.kind, more.key)[1].read_text())
     assert manifest["compute"]["assembled_from"] == [m.key for m in more.members]
+    # a record that stacks it counts the three members trained before it at their training cost (the
+    # stacking itself takes a second); seed 4, trained during the record, is in the record's own time
+    cost = {m.key: cache.compute_cost(m.kind, m.key)["cpu_s"] for m in more.members}
+    pre = recording.pretrained_runs("fig2", "smoke", {"n_seeds": 4, "steps": 40}, log.read_text())
+    (run,) = [r for r in pre["runs"] if r["key"] == more.key[:12]]
+    assert run["cpu_s"] == pytest.approx(sum(cost[m.key] for m in more.members[:3]), abs=0.01)
+    assert run["scales_with"] == "n_seeds"
+    # stacked only from members trained before: read, not trained
+    log.unlink()
+    two = _spec("fig2", {"n_seeds": 2, "steps": 40}, "one-to-one AED")
+    assert prebuild.prebuild([("fig2", "smoke", {"n_seeds": 2, "steps": 40})], workers=1,
+                             log=lines.append) == []
+    assert computed() == Counter({two.key: 1})
+    assert recording.cache_reuse(log.read_text()) == {"trained": 0, "reused": 1}
+    (run,) = [r for r in recording.pretrained_runs("fig2", "smoke", {"n_seeds": 2, "steps": 40},
+                                                   log.read_text())["runs"] if r["key"] == two.key[:12]]
+    assert run["cpu_s"] == pytest.approx(cost[two.members[0].key] + cost[two.members[1].key], abs=0.01)
 
 
 def test_dry_run_says_an_ensemble_trains_as_one_seed_tasks():

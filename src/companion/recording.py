@@ -30,14 +30,32 @@ def cache_events(log_text: str) -> tuple[set, set]:
     return computed, loaded
 
 
+def _stacked_from_earlier(computed: set) -> dict:
+    """{(kind, key): [member keys]} of the entries stacked during the record (:func:`.netspec.store_stacked`)
+    from members trained before it: what the record spent on such an entry is the stacking, a second, so
+    it counts as read from the cache, at what those members cost (members trained during the record are
+    in its own CPU time already)."""
+    out = {}
+    for kind, k in computed:
+        parts = (cache.compute_cost(kind, k) or {}).get("assembled_from") or []
+        earlier = [m for m in parts if (kind, m) not in computed]
+        if earlier:
+            out[(kind, k)] = earlier
+    return out
+
+
 def cache_reuse(log_text: str) -> dict[str, int]:
     """From a cache event log: entries trained during the record, and entries only read (trained before).
 
-    An ensemble stacked from one-seed members (:mod:`companion.prebuild`) counts once, its members not."""
+    An ensemble stacked from one-seed members (:mod:`companion.prebuild`) counts once, its members not;
+    stacked during the record from members trained before it, it counts as read."""
     computed, loaded = cache_events(log_text)
     members = {(kind, m) for kind, k in computed
                for m in (cache.compute_cost(kind, k) or {}).get("assembled_from", [])}
-    return {"trained": len(computed - members), "reused": len(loaded - computed - members)}
+    stacked = {e for e, earlier in _stacked_from_earlier(computed).items()
+               if len(earlier) == len((cache.compute_cost(*e) or {}).get("assembled_from", []))}
+    return {"trained": len(computed - members - stacked),
+            "reused": len((loaded - computed - members) | stacked)}
 
 
 def _owners(profile: str) -> dict[str, str]:
@@ -63,7 +81,8 @@ def pretrained_runs(chapter: str, profile: str, params: dict, log_text: str) -> 
     from . import networks
 
     computed, loaded = cache_events(log_text)
-    reused = sorted(loaded - computed)
+    stacked = _stacked_from_earlier(computed)
+    reused = sorted((loaded - computed) | set(stacked))
     if not reused:
         return None
     specs = {x.key: x for x in networks.chapter_specs(chapter, profile, params)}
@@ -82,6 +101,13 @@ def pretrained_runs(chapter: str, profile: str, params: dict, log_text: str) -> 
     runs, unknown = [], 0
     for kind, k in reused:
         cost = cache.compute_cost(kind, k)
+        if (kind, k) in stacked:  # stacked here: what its members trained before the record cost
+            parts = [cache.compute_cost(kind, m) for m in stacked[(kind, k)]]
+            cost = None if None in parts else {
+                "wall_s": round(sum(c.get("wall_s") or 0.0 for c in parts), 3),
+                "cpu_s": (round(sum(c["cpu_s"] for c in parts), 3)
+                          if all(c.get("cpu_s") is not None for c in parts) else None),
+                "date": max((c["date"] for c in parts if c.get("date")), default="")}
         if cost is None:
             unknown += 1
             continue
