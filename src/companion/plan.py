@@ -469,10 +469,30 @@ def declared_seed_cost(chapter: str, profile: str, param: str, seeds: int) -> fl
     return added if added > 0 else None
 
 
+def _trained_in_record(chapter: str, rec: dict, param: str) -> bool:
+    """Whether ``rec`` trained every network it used in its own run and read none from the cache, so its
+    CPU time is its training and its analysis, and cut (if partial) only on ``param``. Not for a chapter
+    whose networks are stacked from one-seed members (:mod:`companion.netspec`): a record made before
+    :mod:`companion.recording` counted stacking at its members' cost has the stacking's second there."""
+    from . import networks
+
+    cache_counts = rec.get("cache") or {}
+    if rec.get("pretrained") or not cache_counts.get("trained") or cache_counts.get("reused"):
+        return False
+    if set(rec.get("partial") or {}) - {param}:
+        return False
+    try:
+        specs = networks.chapter_specs(chapter, "paper", rec.get("overrides") or {})
+    except config.ConfigError:
+        return False
+    return not any(x.members for x in specs)
+
+
 def _measured_seed_cost(chapter: str, param: str) -> tuple[float, str] | None:
     """(one-core seconds per seed, how) from the ``paper`` record's own measurements: the CPU time of the
     training runs it read that grow with ``param`` (their cache manifests), plus its analysis, per seed
-    of the recorded setting. None where the record has no such runs, is partial, or one of the runs kept
+    of the recorded setting; or, where it trained every network in its own run (:func:`_trained_in_record`),
+    its CPU time per seed. None where the record has no such runs, is partial, or one of the runs kept
     only its wall time.
 
     Measured beats the cost model: the Pandey programs stop early, at a third of their epoch cap or less."""
@@ -481,6 +501,9 @@ def _measured_seed_cost(chapter: str, param: str) -> tuple[float, str] | None:
     rec = records.load(chapter, "paper")
     runs = [r for r in ((rec or {}).get("pretrained") or {}).get("runs", []) if r.get("scales_with") == param]
     seeds = float(((rec or {}).get("parameters") or {}).get(param) or 0)
+    if rec and seeds and _trained_in_record(chapter, rec, param):
+        return (rec.get("cpu_s") or rec["wall_s"]) / seeds, (
+            f"the record's measured CPU time (it trained every network itself), / {param} {int(seeds)}")
     # a partial record's runs cover only its cuts: the cost model below scales those
     if not runs or not seeds or rec.get("partial") or any(r.get("cpu_s") is None for r in runs):
         return None
