@@ -16,7 +16,8 @@ from companion.aitken2021.models import ModelConfig
 from companion.aitken2021.train import _train_limited
 
 #: (chapter, smoke parameters, description prefix): one-to-one AED / AO / VED and the reversed and
-#: prev0 variants, eSCAN AED / AO (one-hot padded to 100 for AO), English-French (learned embedding)
+#: prev0 variants, eSCAN AED / AO (one-hot padded to 100 for AO), English-French (learned embedding), and
+#: the learned-attention AEDs (query/key/value, multi-head)
 CASES = [
     ("fig2", {"n_seeds": 3, "steps": 60}, "one-to-one AED"),
     ("fig3", {"n_seeds": 3, "steps": 60}, "one-to-one AO"),
@@ -27,6 +28,8 @@ CASES = [
     ("fig5", {"escan_seeds": 3}, "eSCAN AO"),
     ("fig5", {"enfr_seeds": 2}, "English-French AED"),
     ("fig5", {"enfr_seeds": 2}, "English-French AO"),
+    ("app-learned-attention", {"n_seeds": 3, "steps": 60}, "one-to-one QKV AED"),
+    ("app-multihead", {"n_seeds": 3, "steps": 60}, "one-to-one multi-head AED"),
 ]
 
 
@@ -39,9 +42,10 @@ def _spec(chapter, params, prefix):
 def _batched(spec) -> dict:
     """The same ensemble trained as one program, on the training threads (what ``trained_ensemble``
     computes)."""
-    _, task = spec.fetch.args
+    one = spec.members[0].fetch  # trained_ensemble's own call (a chapter's wrapper may fetch the whole)
+    _, task = one.args
     return _train_limited(ModelConfig.from_dict(spec.config["model"]), task, spec.config["seeds"],
-                          spec.fetch.keywords["train"])
+                          one.keywords["train"])
 
 
 def _assert_same(a: dict, b: dict) -> None:

@@ -62,7 +62,7 @@ def learned_spec(S, attention: str = "qkv") -> netspec.Spec:
     name = "QKV" if attention == "qkv" else "multi-head"
     return specs.ensemble_spec("AED", task, seed=S.seed, n_seeds=S.n_seeds, train=TrainConfig(steps=S.steps),
                                model_options=options, description=f"one-to-one {name} AED x{S.n_seeds}",
-                               fetch=partial(learned_ensemble, S, attention))
+                               fetch=partial(learned_ensemble, S, attention), split=True)
 
 
 def _one_to_one(archs, variants=False, nongated=False) -> Callable:

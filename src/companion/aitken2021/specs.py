@@ -83,26 +83,29 @@ def ensemble_config(arch: str, task: Task, seed: int, n_seeds: int, train: Train
 
 
 def ensemble_spec(arch: str, task: Task, seed: int, n_seeds: int, train: TrainConfig | None = None,
-                  model_options: dict | None = None, description: str = "", fetch=None) -> netspec.Spec:
+                  model_options: dict | None = None, description: str = "", fetch=None,
+                  split: bool = False) -> netspec.Spec:
     """The spec of ``trained_ensemble(arch, task, seed, n_seeds, train, model_options)``.
 
     ``fetch`` (default: that call, with the chapter's progress bar) is what loads or trains it; a
     caller whose own function wraps ``trained_ensemble`` (e.g. the learned-attention ensembles) passes
-    that function, so the declaration fetches through the chapter's code path."""
+    that function, so the declaration fetches through the chapter's code path. Such an ensemble is split
+    into one-seed members only when the caller says (``split``) that its wrapper sets up nothing the
+    one-seed trainings need beyond ``trained_ensemble``'s own arguments."""
     train = train or TrainConfig()
     cfg = ensemble_config(arch, task, seed, n_seeds, train, model_options)
     members: tuple[netspec.Spec, ...] = ()
+    own_fetch = fetch is not None
     if fetch is None:
         fetch = partial(trained_ensemble, arch, task, seed=int(seed), n_seeds=int(n_seeds), train=train,
                         model_options=model_options, progress=_progress.progress)
-        if len(cfg["seeds"]) > 1 and stackable():
-            # Not for a caller's own fetch: its wrapper may set up what the one-seed trainings need.
-            span = f"{cfg['seeds'][0]}-{cfg['seeds'][-1]}"
-            members = tuple(replace(m, description=f"{description or arch}: seed {s} of {span}, "
-                                                   f"{train.steps} steps",
-                                    derive=partial(cut_member, m.config))
-                            for s in cfg["seeds"]
-                            for m in [ensemble_spec(arch, task, s, 1, train, model_options)])
+    if (split or not own_fetch) and len(cfg["seeds"]) > 1 and stackable():
+        span = f"{cfg['seeds'][0]}-{cfg['seeds'][-1]}"
+        members = tuple(replace(m, description=f"{description or arch}: seed {s} of {span}, "
+                                               f"{train.steps} steps",
+                                derive=partial(cut_member, m.config))
+                        for s in cfg["seeds"]
+                        for m in [ensemble_spec(arch, task, s, 1, train, model_options)])
     label = description or f"{arch} x{len(cfg['seeds'])}"
     return netspec.Spec(kind=ENSEMBLE_KIND, config=cfg, scope=TRAIN_SCOPE,
                         description=f"{label} (seed {cfg['seeds'][0]}+), {train.steps} steps",
