@@ -143,6 +143,10 @@ def test_dry_run_says_an_ensemble_trains_as_one_seed_tasks():
     assert "as 3 one-seed tasks (0 in the cache, 0 cut from cached ensembles), then stacked" in text
     units = prebuild.training_units([t for t in tasks if not t.cached])
     assert len(units) == 3 and all(u["member"] for u in units)
+    # equal costs keep the declared order, lowest seed first: a build stopped part way leaves seeds 1..k
+    assert [u["label"].split(": seed ")[1].split()[0] for u in units] == ["1", "2", "3"]
+    per_seed = prebuild.training_units(prebuild.collect([("t-init", "smoke", {})]))
+    assert [u["net_key"] for u in per_seed] == [x.key for x in networks.chapter_specs("t-init", "smoke")]
 
 
 def test_on_several_training_threads_an_ensemble_trains_as_one_program(monkeypatch):

@@ -76,7 +76,8 @@ class NetTask:
 
 
 def collect(requests: Iterable[Request]) -> list[NetTask]:
-    """Every network the requested chapter runs declare, once per cache key, longest first."""
+    """Every network the requested chapter runs declare, once per cache key, longest first; networks of
+    equal cost in the order declared (a chapter declares its seeds in order)."""
     found: dict[str, NetTask] = {}
     for chapter_id, profile, params in requests:
         for spec in networks.chapter_specs(chapter_id, profile, params):
@@ -90,7 +91,7 @@ def collect(requests: Iterable[Request]) -> list[NetTask]:
                                           members)
             elif chapter_id not in task.chapters:
                 task.chapters.append(chapter_id)
-    return sorted(found.values(), key=lambda t: (-t.cost_s, t.key))
+    return sorted(found.values(), key=lambda t: -t.cost_s)  # stable: ties stay in declared order
 
 
 def listing(tasks: list[NetTask], undeclared: list[str]) -> str:
@@ -217,7 +218,9 @@ def cut_members(todo: list[NetTask]) -> int:
 
 def training_units(todo: list[NetTask]) -> list[dict]:
     """The first round's tasks (worker arguments), longest first: every missing network of a program
-    without members, and every missing member of the others, once each."""
+    without members, and every missing member of the others, once each. Tasks of equal cost keep the
+    order declared, lowest seed first, so a build stopped part way leaves seeds 1..k trained, which a
+    record at k seeds reads (in the order of their keys, it left seeds scattered over the range)."""
     units: dict[str, tuple[float, dict]] = {}
     for t in todo:
         if not t.members:
@@ -227,7 +230,7 @@ def training_units(todo: list[NetTask]) -> list[dict]:
             if not m.cached:
                 units.setdefault(m.key, (m.cost_s, dict(t.kwargs(), net_key=m.key, member=True,
                                                         label=m.description)))
-    return [kw for _, kw in sorted(units.values(), key=lambda u: (-u[0], u[1]["net_key"]))]
+    return [kw for _, kw in sorted(units.values(), key=lambda u: -u[0])]  # stable: ties in declared order
 
 
 def _run_round(pending: list[dict], workers, scheduler, log) -> list[dict]:
