@@ -13,7 +13,10 @@ both wall times and their ratio, the achieved GFLOP/s (analytic FLOP count of a
 training step) next to a dense matmul measured in the same process, and a
 breakdown of where the time of a batched step goes.
 
-Usage: ``python benchmarks/bench_aitken_ensemble.py [--steps 30] [--seeds 8] [--threads 1] [--device cpu]``
+``--attention qkv`` swaps the dot-product alignment for the learned query/key/value attention of the
+learned-attention appendix (``--qk-size``, 32 there), to check that its one-seed tasks cost no more either.
+
+Usage: ``python benchmarks/bench_aitken_ensemble.py [--steps 30] [--seeds 8] [--threads 1] [--attention qkv]``
 """
 
 from __future__ import annotations
@@ -30,11 +33,17 @@ from companion.aitken2021.train import TrainConfig, _batches, default_l2, sequen
 from companion.ensemble import clip_grad_norm_per_member, per_member_sq_norm
 
 
-def aed_step_flops(B: int, S: int, T: int, n: int, d_in: int, d_out: int, V: int) -> float:
-    """Multiply-adds x 2 of one AED training step for one network (forward x 3 for forward + backward)."""
+def aed_step_flops(B: int, S: int, T: int, n: int, d_in: int, d_out: int, V: int,
+                   qk: int | None = None) -> float:
+    """Multiply-adds x 2 of one AED training step for one network (forward x 3 for forward + backward).
+
+    ``qk``: the query/key width of learned attention (None: dot product on the hidden states)."""
     enc = 2 * B * S * d_in * 3 * n + S * 2 * B * n * 3 * n  # input projection + (U_ur, U_c) per step
     dec = 2 * B * T * d_out * 3 * n + T * 2 * B * n * 3 * n
-    att = 2 * (2 * B * T * S * n)  # alignment + context
+    if qk is None:
+        att = 2 * (2 * B * T * S * n)  # alignment + context
+    else:  # W_K, W_Q, W_V projections, then alignment in qk and context in n
+        att = 2 * B * (S + T) * n * qk + 2 * B * S * n * n + 2 * B * T * S * (qk + n)
     readout = 2 * B * T * 2 * n * V
     return 3.0 * (enc + dec + att + readout)
 
@@ -87,16 +96,24 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=8)
     ap.add_argument("--threads", type=int, default=int(os.environ.get("COMPANION_TRAIN_THREADS", 1)))
     ap.add_argument("--hidden", type=int, default=128)
+    ap.add_argument("--attention", choices=("dot", "qkv"), default="dot")
+    ap.add_argument("--qk-size", type=int, default=32)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     device = torch.device("cpu")
 
     task = OneToOne()
     seeds = list(range(1, args.seeds + 1))
+    options = {}
+    if args.attention == "qkv":
+        from companion.aitken2021 import learned  # noqa: F401  (registers the "qkv" attention)
+
+        options = {"attention": "qkv", "attention_options": (("qk_size", args.qk_size),)}
     model_cfg = ModelConfig(arch="AED", in_vocab=len(task.in_vocab), out_vocab=len(task.out_vocab),
-                            hidden=args.hidden)
+                            hidden=args.hidden, **options)
     cfg = TrainConfig(steps=args.steps, dataset_batches=50, n_test=200)
-    print(f"AED one-to-one, hidden {args.hidden}, batch {cfg.batch}, {args.steps} steps, {args.seeds} seeds, "
+    print(f"AED ({args.attention} attention) one-to-one, hidden {args.hidden},"
+          f" batch {cfg.batch}, {args.steps} steps, {args.seeds} seeds, "
           f"{torch.get_num_threads()} thread(s), torch {torch.__version__}, "
           f"load avg {os.getloadavg()[0]:.1f}")
 
@@ -124,7 +141,7 @@ def main() -> None:
 
     S = T = task.length
     flops = aed_step_flops(cfg.batch, S, T, args.hidden, model_cfg.in_vocab, model_cfg.out_vocab,
-                           model_cfg.out_vocab)
+                           model_cfg.out_vocab, args.qk_size if args.attention == "qkv" else None)
     total = flops * args.steps * args.seeds
     # the time of train_ensemble includes data generation and the final test; time the step loop alone too
     steps_only_b = breakdown(model_cfg, task, seeds, cfg, min(args.steps, 10))
