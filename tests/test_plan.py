@@ -367,3 +367,64 @@ def test_a_finding_gated_by_an_undecided_precondition_is_planned_by_the_precondi
     failed = _claim("t-d1/zeroth-acc", "fail", tier="precondition", chapter="t-d1", **pre)
     row, = plan.plan_rows([failed, gated])
     assert "waits_on" not in row and row["method"] == "not testable here" and plan.to_decide(row) == ""
+
+
+# ---- a verdict at another level (two looks) ---------------------------------------------------------
+
+def test_a_bounded_mean_on_wilson_rebuilt_at_two_looks_known_answer():
+    # 36 values with mean 0.999 in [0, 1]: Wilson's lower end at 95 % (z 1.960) is 0.9018, at the
+    # per-look 97.5 % of two looks (z 2.241) 0.8758, by the score formula worked by hand; threshold 0.9
+    e = entry("at_least", threshold=0.9, range=[0, 1])
+    row = {"estimate": 0.999, "lo": 0.9018, "hi": 1.0, "n": 36, "status": "pass",
+           "observed": "mean 0.999 [0.902, 1] (Wilson (bounded mean), n=36)"}
+    assert plan.status_at_level(e, row, 0.95) == "pass"
+    assert plan.status_at_level(e, row, 0.975) == "undecided"
+    lo = plan.expected_interval(e, 0.999, 0.0, 36, 0.975).lo
+    assert lo == pytest.approx(0.8758, abs=1e-4)
+
+
+def test_a_paired_t_row_rebuilt_at_two_looks_known_answer():
+    # the half-width scales by t_{0.9875, n-1} / t_{0.975, n-1}: 2.379 / 2.056 at n = 27
+    e = entry("greater")
+    row = t_row(19.58, 44.17, 27, status="pass", observed="difference 19.58 (paired t, n=27)")
+    assert row["lo"] > 0
+    assert plan.status_at_level(e, row, 0.95) == "pass"
+    assert plan.status_at_level(e, row, 0.975) == "undecided"
+    half = (row["hi"] - row["lo"]) / 2 * st.t.ppf(0.9875, 26) / st.t.ppf(0.975, 26)
+    assert 19.58 - half < 0 < 19.58 - half + 3  # just below 0, as the verdict says
+
+
+def test_two_rates_are_rebuilt_from_their_counts():
+    e = entry("rate_lower")
+    row = {"estimate": -0.375, "lo": -0.613, "hi": -0.0529, "n": 16, "status": "pass",
+           "observed": "8/16 vs 14/16: difference -0.375 [-0.613, -0.0529] (Newcombe)"}
+    assert plan.status_at_level(e, row, 0.95) == "pass"
+    iv = stats.rate_difference_interval(8, 16, 14, 16, 0.999)
+    assert plan.status_at_level(e, row, 0.999) == ("pass" if iv.hi < 0 else "undecided")
+    assert plan.status_at_level(e, {**row, "observed": "no counts"}, 0.95) is None
+
+
+def test_every_recorded_verdict_rebuilds_to_itself_at_95_percent():
+    # the rebuilt interval is the rule's own: at the level the records were made it must agree with them
+    reg, checked = registry.entries(), 0
+    for path in sorted(records.results_dir("paper").glob("*.json")):
+        rec = records.load(path.stem, "paper")
+        stale = set(records.stale_ids(rec))
+        for row in rec.get("claims", []):
+            e = reg.get(row.get("id"))
+            if e is None or row["id"] in stale or row.get("status") not in ("pass", "fail", "undecided"):
+                continue
+            again = plan.status_at_level(e, row, stats.LEVEL)
+            assert again in (None, row["status"]), (row["id"], row["status"], again)
+            checked += again is not None
+    assert checked >= 50
+
+
+def test_close_calls_are_decided_findings_of_raised_records_that_would_not_stand():
+    reg = registry.entries()
+    for row in plan.close_calls():
+        rec = records.load(row["chapter"], "paper")
+        assert plan.raised_seeds(row["chapter"], rec) == row["seeds"] and row["seeds"]
+        assert reg[row["id"]].tier == "finding"
+        assert row["status"] in ("pass", "fail") and row["at_level"] != row["status"]
+        assert row["level"] == pytest.approx(0.975)

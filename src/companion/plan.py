@@ -284,6 +284,76 @@ def _least_n(entry, value, sd, want: str, n_max: int, level: float, rates=None) 
     return None
 
 
+def status_at_level(entry: registry.Entry, row: dict, level: float) -> str | None:
+    """The verdict a recorded row would have had at ``level`` instead of 95 % (a look's share of the level
+    when the seed count was chosen after an earlier look): the interval rebuilt by the rule's own method
+    at the row's estimate, spread and n. Exact for t rows (the spread is backed out at the same n),
+    Wilson rows (rebuilt from the rate or bounded mean) and two rates (Newcombe from the counts); a
+    Welch row assumes groups of equal size, as the plan does. None: not rebuildable (a per-cell rule,
+    no estimate, fewer than 2 seeds, a spread that cannot be recovered)."""
+    est, n = row.get("estimate"), int(row.get("n") or 0)
+    if entry.cells or est is None or not math.isfinite(est) or n < 2:
+        return None
+    t, observed = entry.test, str(row.get("observed", ""))
+    if t in ("rate_higher", "rate_lower"):
+        m = _COUNTS.search(observed)
+        if not m:
+            return None
+        k1, n1, k2, n2 = map(int, m.groups())
+        if min(n1, n2) < entry.min_n:
+            return "undecided"
+        return registry.status_of(entry, stats.rate_difference_interval(k1, n1, k2, n2, level))
+    sd = 0.0  # rates: Wilson's interval follows from the rate
+    if not t.startswith("rate"):
+        sd = row_sd(entry, row)
+        if sd is None:
+            if entry.bounds is None or "Wilson" not in observed:
+                return None
+            sd = 0.0  # a bounded mean decided by Wilson's interval: rebuilt from the mean alone
+    return _status(entry, est, sd, n, level)
+
+
+def raised_seeds(chapter: str, rec: dict) -> dict[str, int]:
+    """The work-sizing parameters a record ran above its profile's default: a count chosen, as a rule,
+    from an earlier record's verdicts (``companion plan``), so that record was an earlier look."""
+    from . import records
+
+    out = {}
+    schema = config.schema(chapter)
+    for name, value in (rec.get("overrides") or {}).items():
+        p = schema.get(name)
+        if p is None or not records._is_budget(name) or isinstance(value, bool):
+            continue
+        full = p.default_for(rec.get("profile", "paper"))
+        if isinstance(value, (int, float)) and isinstance(full, (int, float)) and value > full:
+            out[name] = int(value)
+    return out
+
+
+def close_calls(profile: str = "paper", level: float | None = None) -> list[dict]:
+    """Decided findings of records run at a raised seed count (:func:`raised_seeds`) whose verdict would
+    not stand with the level split over two looks (``level``: the per-look level of two, 97.5 %)."""
+    from . import recording, records
+
+    level = recording.stage_level(2) if level is None else level
+    reg = registry.entries()
+    out = []
+    for path in sorted(records.results_dir(profile).glob("*.json")):
+        rec = records.load(path.stem, profile)
+        if not rec or not raised_seeds(path.stem, rec):
+            continue
+        for row in rec.get("claims", []):
+            entry = reg.get(row.get("id"))
+            if entry is None or entry.tier != "finding" or row.get("status") not in ("pass", "fail"):
+                continue
+            then = status_at_level(entry, row, level)
+            if then is not None and then != row["status"]:
+                out.append({"chapter": path.stem, "id": entry.id, "statement": entry.statement,
+                            "status": row["status"], "observed": row.get("observed", ""),
+                            "seeds": raised_seeds(path.stem, rec), "level": level, "at_level": then})
+    return out
+
+
 def budget_seeds(chapter: str) -> int:
     """The seeds the chapter's ``paper`` budget already runs (0: no seed parameter)."""
     try:

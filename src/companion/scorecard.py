@@ -282,3 +282,36 @@ def show_criteria() -> None:
                 f"<li><b>Rule:</b> {escape(e.rule_text())}</li>"
                 f"<li><b>Written:</b> {escape(e.added)}</li>{revs}{extra}</ul></div>")
         display(HTML("\n".join(parts)))
+
+
+def show_close_calls(profile: str = "paper") -> None:
+    """The criteria page's list of verdicts that rest on the plain level after an earlier look: decided
+    findings of records run at a seed count raised above the profile's (chosen from an earlier
+    record), whose verdict would not stand with the level split over the two looks
+    (:func:`companion.plan.close_calls`)."""
+    from html import escape
+
+    from IPython.display import HTML, display
+
+    from . import plan, report, stats
+
+    rows = plan.close_calls(profile)
+    if not rows:
+        display(HTML("<p>No recorded verdict is in that position.</p>"))
+        return
+    level, base = stats.level_text(rows[0]["level"]), stats.level_text(stats.LEVEL)
+    names = {c.id: report.chapter_name(c) for c in chapters.all_chapters()}
+
+    def seeds(r):  # n_seeds 36 -> "36 seeds", escan_seeds 19 -> "19 escan seeds"
+        return ", ".join(f"{v} {k.removeprefix('n_').replace('_', ' ')}" for k, v in r["seeds"].items())
+
+    body = "".join(
+        f"<tr><td><a href='#cr-{escape(r['chapter'])}'>{escape(names.get(r['chapter'], r['chapter']))}"
+        f"</a></td><td>{report.prose_html(r['statement'])}</td><td>{escape(seeds(r))}</td>"
+        f"<td>{escape(r['status'])}: {escape(r['observed'])}</td><td>{escape(r['at_level'])}</td></tr>"
+        for r in rows)
+    display(HTML(f"<p>{len(rows)} recorded verdicts would not stand at {level} per look:</p>"
+                 "<div class='companion-wide'><table class='companion-scorecard'><thead><tr>"
+                 "<th>chapter</th><th>finding</th><th>seeds (raised)</th>"
+                 f"<th>recorded at {base}</th><th>at {level}</th></tr></thead><tbody>{body}</tbody>"
+                 "</table></div>"))
