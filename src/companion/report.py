@@ -353,11 +353,13 @@ def render_report(live_profile: str, live: list[C.Claim], recorded: list[C.Claim
                   names: dict[str, str], order: list[str], papers: dict[str, str],
                   plan: list[dict] | None = None,
                   not_testable: list[tuple[str, str, str]] = (), stale: set[str] = frozenset(),
-                  observations: str = "", labels: dict[str, str] | None = None) -> str:
+                  observations: str = "", labels: dict[str, str] | None = None,
+                  close: list[dict] = ()) -> str:
     """The report page's HTML. ``href(chapter_id)`` gives a chapter's link, ``names`` its one name,
     ``labels`` its figure label (which prefixes the claims a finding's reason quotes);
     ``stale``: recorded claims whose rule changed since their run (counted apart, never as verdicts);
-    ``observations``: the section of :func:`observations_html`."""
+    ``observations``: the section of :func:`observations_html`; ``close``: the recorded verdicts that
+    would not stand at the level split over two looks (:func:`companion.plan.close_calls`)."""
     e = html.escape
 
     def rec_text(claims: list[C.Claim]) -> str:
@@ -380,8 +382,16 @@ def render_report(live_profile: str, live: list[C.Claim], recorded: list[C.Claim
         rec_p = [c for c in recorded if c.paper == paper]
         live_p = [c for c in live if c.paper == paper]
         parts.append(f"<h2>{e(SHORT_TITLES.get(paper, title))}</h2>")
+        near = [r for r in close if r["id"].split("/", 1)[0] in {c.chapter for c in rec_p}]
+        near_text = ""
+        if near:
+            one = len(near) == 1
+            what = "is a close call: it" if one else "are close calls: they"
+            near_text = (f" {len(near)} of the recorded verdicts {what} came at a seed count chosen after "
+                         "an earlier record and would not stand with the level split over the two looks "
+                         "(listed on the claims and criteria page).")
         parts.append(f"<p>Papers' budget: {e(rec_text(rec_p))}. {e(live_col)}: "
-                     f"{e(C.counts_text(live_p))}.</p>")
+                     f"{e(C.counts_text(live_p))}.{e(near_text)}</p>")
         parts.append("<table><thead><tr><th>What the paper found</th><th>recorded: papers' budget</th>"
                      f"<th>{e(live_col)}</th><th>decided in</th></tr></thead><tbody>")
         for r in rows:
@@ -605,7 +615,8 @@ def page_html(href, profile: str | None = None) -> str:
     names = {c.id: chapter_name(c) for c in chs}
     return render_report(prof, live, recorded, href, names, [c.id for c in chs], chapters.PAPERS,
                          plan=plan_for(live), not_testable=not_testable_rows(), stale=stale_ids(recorded),
-                         observations=observations_html(href, names), labels={c.id: c.figure for c in chs})
+                         observations=observations_html(href, names), labels={c.id: c.figure for c in chs},
+                         close=plan_mod.close_calls("paper"))
 
 
 def _fill(app, doctree, docname) -> None:
