@@ -153,3 +153,20 @@ def test_observations_beyond_the_papers_come_from_the_records(tmp_path, monkeypa
     assert "recorded 2026-12-04 at commit bbbbbbbbbb" in out
     assert "first-word error (trapped)" in out and "<td>0.67</td>" in out
     assert "not shown" not in out and "123" not in out  # only the columns the observation names
+
+
+def test_the_verdict_box_marks_a_recorded_close_call(monkeypatch):
+    monkeypatch.setattr(report, "stale_ids", lambda recorded: set())  # made-up claims: none is stale here
+    live = [claim("t-a1/sparsemax-sparser", "pass")]
+    rec = [claim("t-a1/sparsemax-sparser", "pass")]
+    plain = report.verdict_box_html("t-a1", live, "quick", rec)
+    assert "close call" not in plain
+    seen = []
+
+    def close_calls(profile="paper", level=None, chapter=None):
+        seen.append(chapter)
+        return [{"id": "t-a1/sparsemax-sparser", "chapter": "t-a1", "at_level": "undecided", "level": 0.975}]
+
+    monkeypatch.setattr(report.plan_mod, "close_calls", close_calls)
+    box = report.verdict_box_html("t-a1", live, "quick", rec)
+    assert "close call: undecided at 97.5% per look" in box and seen == ["t-a1"]

@@ -330,15 +330,17 @@ def raised_seeds(chapter: str, rec: dict) -> dict[str, int]:
     return out
 
 
-def close_calls(profile: str = "paper", level: float | None = None) -> list[dict]:
+def close_calls(profile: str = "paper", level: float | None = None, chapter: str | None = None) -> list[dict]:
     """Decided findings of records run at a raised seed count (:func:`raised_seeds`) whose verdict would
-    not stand with the level split over two looks (``level``: the per-look level of two, 97.5 %)."""
+    not stand with the level split over two looks (``level``: the per-look level of two, 97.5 %);
+    ``chapter``: that chapter's record only."""
     from . import recording, records
 
     level = recording.stage_level(2) if level is None else level
     reg = registry.entries()
     out = []
-    for path in sorted(records.results_dir(profile).glob("*.json")):
+    paths = sorted(records.results_dir(profile).glob("*.json"))
+    for path in paths if chapter is None else [p for p in paths if p.stem == chapter]:
         rec = records.load(path.stem, profile)
         if not rec or not raised_seeds(path.stem, rec):
             continue

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from . import claims as C
 from . import plan as plan_mod
-from . import sphinxpages
+from . import sphinxpages, stats
 
 GLUE_KEY = "verdict-box"
 #: The generated opening of a chapter's "At the papers' budget" section.
@@ -470,15 +470,20 @@ def verdict_box_html(chapter: str, live: list[C.Claim], profile: str, recorded: 
         recorded = records.recorded_claims(rec) if rec else []
     old = stale_ids(recorded)  # decided under a rule that has changed since: shown as stale, not as a verdict
     rec = {c.id: c for c in recorded}
+    close = {r["id"]: r for r in plan_mod.close_calls("paper", chapter=chapter)}
     found = C.findings(live)
     pre = [c for c in live if c.tier != "finding"]
     live_col = f"live: {profile} budget"
     rows = []
     for c in found:
         r = rec.get(c.id)
+        near = close.get(c.id)
+        near_note = (f"<br><small>close call: {e(near['at_level'])} at {e(stats.level_text(near['level']))}"
+                     " per look (the seed count was chosen after an earlier record)</small>" if near else "")
         rec_cell = ("—" if not r or profile == "paper" else "stale: re-record" if r.id in old
                     else f"<b style='color:{C.COLOURS[r.status]}'>{e(r.status)}</b>"
-                    + (f"<br><small>why: {prose_html(why)}</small>" if (why := fail_short(r)) else ""))
+                    + (f"<br><small>why: {prose_html(why)}</small>" if (why := fail_short(r)) else "")
+                    + near_note)
         rows.append(
             f"<tr><td>{prose_html(c.claim)}<br><small>paper: {prose_html(c.expected)}</small></td>"
             f"<td data-label='{e(live_col)}'><b style='color:{C.COLOURS[c.status]}'>{e(c.status)}</b>"
