@@ -170,3 +170,16 @@ def test_the_verdict_box_marks_a_recorded_close_call(monkeypatch):
     monkeypatch.setattr(report.plan_mod, "close_calls", close_calls)
     box = report.verdict_box_html("t-a1", live, "quick", rec)
     assert "close call: undecided at 97.5% per look" in box and seen == ["t-a1"]
+
+
+def test_the_report_counts_each_paper_s_close_calls():
+    rec = [claim("t-a1/sparsemax-sparser", "pass"), claim("t-a1/spherical-ftpt-all", "pass")]
+    args = ("quick", [], rec, lambda ch: f"{ch}.html", {"t-a1": "T-A1"}, ["t-a1"],
+            {"pandey2022": "Pandey", "aitken2021": "Aitken"})
+    assert "close call" not in report.render_report(*args)
+    one = report.render_report(*args, close=[{"id": "t-a1/sparsemax-sparser"}])
+    assert "1 of the recorded verdicts is a close call: it came" in one
+    both = [{"id": "t-a1/sparsemax-sparser"}, {"id": "t-a1/spherical-ftpt-all"}]
+    assert "2 of the recorded verdicts are close calls: they came" in report.render_report(*args, close=both)
+    # a close call of another paper's chapter is not counted here
+    assert "close call" not in report.render_report(*args, close=[{"id": "fig2/diagonal"}])
