@@ -114,3 +114,9 @@ def test_level_from_the_environment(monkeypatch):
     monkeypatch.setenv(stats.LEVEL_ENV, "95")
     with pytest.raises(ValueError, match=stats.LEVEL_ENV):
         stats.active_level()
+
+
+def test_the_level_split_over_looks_known_answers():
+    assert stats.per_look_level(1) == pytest.approx(0.95)
+    assert stats.per_look_level(2) == pytest.approx(0.975)
+    assert stats.per_look_level(4, 0.9) == pytest.approx(0.975)

@@ -334,9 +334,9 @@ def close_calls(profile: str = "paper", level: float | None = None, chapter: str
     """Decided findings of records run at a raised seed count (:func:`raised_seeds`) whose verdict would
     not stand with the level split over two looks (``level``: the per-look level of two, 97.5 %);
     ``chapter``: that chapter's record only."""
-    from . import recording, records
+    from . import records
 
-    level = recording.stage_level(2) if level is None else level
+    level = stats.per_look_level(2) if level is None else level
     reg = registry.entries()
     out = []
     paths = sorted(records.results_dir(profile).glob("*.json"))

@@ -273,8 +273,7 @@ def stage_level(looks: int, level: float | None = None) -> float:
     """The per-look confidence level of a staged record with ``looks`` looks (Bonferroni)."""
     from . import stats
 
-    base = stats.LEVEL if level is None else level
-    return 1.0 - (1.0 - base) / looks
+    return stats.per_look_level(looks, level)
 
 
 def _settled(c: C.Claim, here: dict[str, C.Claim]) -> bool:

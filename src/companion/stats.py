@@ -67,6 +67,13 @@ def active_level() -> float:
     return level
 
 
+def per_look_level(looks: int, level: float | None = None) -> float:
+    """The confidence level of each of ``looks`` looks at the data when ``level`` (default 95 %) is split
+    over them (Bonferroni): 97.5 % for two."""
+    base = LEVEL if level is None else level
+    return 1.0 - (1.0 - base) / looks
+
+
 def level_text(level: float) -> str:
     """``95%``, or ``98.75%`` for a per-look level."""
     return f"{100 * level:.4g}%"
