@@ -342,7 +342,8 @@ def close_calls(profile: str = "paper", level: float | None = None, chapter: str
     paths = sorted(records.results_dir(profile).glob("*.json"))
     for path in paths if chapter is None else [p for p in paths if p.stem == chapter]:
         rec = records.load(path.stem, profile)
-        if not rec or not raised_seeds(path.stem, rec):
+        raised = raised_seeds(path.stem, rec) if rec else {}
+        if not raised:
             continue
         for row in rec.get("claims", []):
             entry = reg.get(row.get("id"))
@@ -352,7 +353,7 @@ def close_calls(profile: str = "paper", level: float | None = None, chapter: str
             if then is not None and then != row["status"]:
                 out.append({"chapter": path.stem, "id": entry.id, "statement": entry.statement,
                             "status": row["status"], "observed": row.get("observed", ""),
-                            "seeds": raised_seeds(path.stem, rec), "level": level, "at_level": then})
+                            "seeds": raised, "level": level, "at_level": then})
     return out
 
 

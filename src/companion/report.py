@@ -382,7 +382,8 @@ def render_report(live_profile: str, live: list[C.Claim], recorded: list[C.Claim
         rec_p = [c for c in recorded if c.paper == paper]
         live_p = [c for c in live if c.paper == paper]
         parts.append(f"<h2>{e(SHORT_TITLES.get(paper, title))}</h2>")
-        near = [r for r in close if r["id"].split("/", 1)[0] in {c.chapter for c in rec_p}]
+        chapters_p = {c.chapter for c in rec_p}
+        near = [r for r in close if r["id"].split("/", 1)[0] in chapters_p]
         near_text = ""
         if near:
             one = len(near) == 1
@@ -526,13 +527,18 @@ PARAMETER_WORDS = {"compress_lr": "faster learning-rate decay for a short run",
 ONOFF = {"True": "on", "False": "off", "None": "default"}
 
 
+def parameter_word(name: str) -> str:
+    """A parameter's name in words: "ved_seeds" -> "VED networks", "n_seeds" -> "seeds"."""
+    return PARAMETER_WORDS.get(name, name.removeprefix("n_").replace("_", " "))
+
+
 def budget_words(cuts: list[str]) -> str:
     """``["n_seeds 2→10", "epochs 3→2500"]`` (live → recorded) in words: "seeds (2 here, 10 recorded), …"."""
     out = []
     for cut in cuts:
         name, _, change = cut.partition(" ")
         old, arrow, new = change.partition("→")
-        words = PARAMETER_WORDS.get(name, name.removeprefix("n_").replace("_", " "))
+        words = parameter_word(name)
         old, new = (ONOFF.get(v.strip(), v.strip()) for v in (old, new))
         out.append(f"{words} ({old} here, {new} recorded)" if arrow else cut.replace("_", " "))
     return "; ".join(out)

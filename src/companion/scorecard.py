@@ -302,8 +302,8 @@ def show_close_calls(profile: str = "paper") -> None:
     level, base = stats.level_text(rows[0]["level"]), stats.level_text(stats.LEVEL)
     names = {c.id: report.chapter_name(c) for c in chapters.all_chapters()}
 
-    def seeds(r):  # n_seeds 36 -> "36 seeds", escan_seeds 19 -> "19 escan seeds"
-        return ", ".join(f"{v} {k.removeprefix('n_').replace('_', ' ')}" for k, v in r["seeds"].items())
+    def seeds(r):  # n_seeds 36 -> "36 seeds"
+        return ", ".join(f"{v} {report.parameter_word(k)}" for k, v in r["seeds"].items())
 
     body = "".join(
         f"<tr><td><a href='#cr-{escape(r['chapter'])}'>{escape(names.get(r['chapter'], r['chapter']))}"
