@@ -273,6 +273,13 @@ def test_seeds_to_add_count_networks_trained_not_networks_used():
     assert plan.claim_seed_parameter("x", 5, {"n_seeds": 10}) == "n_seeds"
     assert plan.claim_seed_parameter("x", 3, {"n_seeds": 10, "variant_seeds": 3}) == "variant_seeds"
     assert plan.claim_seed_parameter("x", 90, {"n_seeds": 10, "variant_seeds": 3}) == "n_seeds"
+    # a tie (VED and AED both 10 at the papers' budget) goes to the parameter the claim declares
+    assert plan.claim_seed_parameter("x", 10, {"n_seeds": 10, "ved_seeds": 10}, "ved_seeds") == "ved_seeds"
+    with pytest.raises(config.ConfigError, match="seeds_parameter"):
+        plan.claim_seed_parameter("x", 10, {"n_seeds": 10}, "ved_seeds")
+    c = _claim("tab-accuracy/ved-accuracy", "undecided", estimate=0.4, lo=0.17, hi=0.69, n=10)
+    c.chapter = "tab-accuracy"
+    assert plan._seeds_for(c, 33, "paper")[0] == "ved_seeds"
     seeds = plan.run_seeds("fig2", "paper")["n_seeds"]
     c = _claim("fig2/diagonal", "undecided", estimate=1.0, lo=0.57, hi=1.0, n=seeds // 2)
     c.chapter = "fig2"

@@ -512,12 +512,18 @@ def run_seeds(chapter: str, profile: str) -> dict[str, int]:
     return out
 
 
-def claim_seed_parameter(chapter: str, n: int, seeds: dict[str, int]) -> str | None:
-    """The seed parameter whose networks a claim's n counts: the smallest seed count that covers n (a
-    claim on 3 variant networks in a chapter that also trains 10 of the main kind), else the largest
-    (n pools several cells)."""
+def claim_seed_parameter(chapter: str, n: int, seeds: dict[str, int], declared: str = "") -> str | None:
+    """The seed parameter whose networks a claim's n counts: the one its registry entry declares
+    (``seeds_parameter``: VED claims count ``ved_seeds``, which ties with ``n_seeds``), else the smallest
+    seed count that covers n (a claim on 3 variant networks in a chapter that also trains 10 of the main
+    kind), else the largest (n pools several cells)."""
     if not seeds:
         return None
+    if declared:
+        if declared not in seeds:
+            raise config.ConfigError(f"{chapter}: a claim declares seeds_parameter {declared!r}, which is not "
+                                     f"one of the chapter's seed parameters ({', '.join(sorted(seeds))})")
+        return declared
     covering = sorted((v, p) for p, v in seeds.items() if v >= n)
     if covering:
         return covering[0][1]
@@ -730,7 +736,8 @@ def _seeds_for(c, n_needed: int, profile: str) -> tuple[str | None, int]:
     if c.chapter not in config.chapter_ids() or not c.n:
         return None, extra
     seeds = run_seeds(c.chapter, profile)
-    param = claim_seed_parameter(c.chapter, c.n, seeds)
+    entry = registry.entries().get(c.id)
+    param = claim_seed_parameter(c.chapter, c.n, seeds, entry.seeds_parameter if entry else "")
     if not extra or param is None:
         return param, extra
     return param, math.ceil(extra * float(seeds[param]) / c.n - 1e-9)

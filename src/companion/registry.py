@@ -86,6 +86,11 @@ what shows it (a record, an alternative tried, or what would test it, not yet te
 fail: short (the kind and the first sentence of ``why``) in tables, in full in the chapter. It explains a
 verdict and does not change it, so it is not part of the digest either.
 
+``seeds_parameter: <name>`` (optional): the chapter parameter that counts the networks behind the claim's
+n, where a chapter has several (``ved_seeds`` beside ``n_seeds``, both 10 at the papers' budget), so that
+``companion plan`` raises the right one. Without it the plan takes the smallest seed count that covers n.
+It does not change how the claim is decided and is not part of the digest.
+
 ``range: [lo, hi]`` (optional, mean and difference rules) declares a bounded statistic (a share or an
 accuracy in [0, 1], a percentage in [0, 100]); its interval then never leaves the range and never has
 zero width: the t interval while the values are spread and clear of the bounds, else Wilson's score
@@ -119,7 +124,7 @@ DIRECTIONAL = {"greater": 1, "less": -1, "rate_higher": 1, "rate_lower": -1}
 TIERS = ("finding", "precondition")
 KEYS = {"figure", "statement", "source", "paper", "statistic", "rule", "added", "revisions", "not_testable",
         "testable_with", "see_also", "tier", "requires", "seeds_needed", "assumed", "if_fails",
-        "cannot_decide"}
+        "cannot_decide", "seeds_parameter"}
 #: Why a claim fails: the three kinds, in the words a reader sees (short, for a table cell; in full).
 FAIL_KINDS = {"disagreement": "disagrees with the paper",
               "setup": "our setup",
@@ -161,6 +166,7 @@ class Entry:
     assumed: dict | None = None        # {value, sd, why}: our assumption for the feasibility check
     if_fails: dict | None = None       # {kind, why, evidence}: why the claim fails (explains, never decides)
     cannot_decide: dict | None = None  # {date, why}: our runs show no feasible number of seeds decides it
+    seeds_parameter: str = ""          # the parameter that counts the claim's networks (plan), where ambiguous
 
     @property
     def test(self) -> str:
@@ -433,6 +439,10 @@ def _check_entry(cid: str, chapter: str, raw: Any, where: str) -> None:
             isinstance(cannot_decide, dict) and set(cannot_decide) == {"date", "why"}
             and str(cannot_decide["date"]).strip() and str(cannot_decide["why"]).strip()):
         raise ConfigError(f"{where}: {cid}: cannot_decide must be {{date: <YYYY-MM-DD>, why: <text>}}")
+    param = raw.get("seeds_parameter")
+    if param is not None and not (isinstance(param, str) and param.endswith("seeds")):
+        raise ConfigError(f"{where}: {cid}: seeds_parameter must name a seed-count parameter of the chapter "
+                          f"(ending in 'seeds'), got {param!r}")
     guess = raw.get("assumed")
     if guess is not None:
         if not (isinstance(guess, dict) and "why" in guess and str(guess["why"]).strip()
@@ -481,6 +491,7 @@ def _load(stamp: tuple) -> dict[str, Entry]:
                     if_fails=raw.get("if_fails"),
                     cannot_decide=({k: str(v) for k, v in raw["cannot_decide"].items()}
                                  if raw.get("cannot_decide") else None),
+                    seeds_parameter=str(raw.get("seeds_parameter") or ""),
                 )
     for e in out.values():
         for pre in e.requires:
