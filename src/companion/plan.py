@@ -521,8 +521,8 @@ def claim_seed_parameter(chapter: str, n: int, seeds: dict[str, int], declared: 
         return None
     if declared:
         if declared not in seeds:
-            raise config.ConfigError(f"{chapter}: a claim declares seeds_parameter {declared!r}, which is not "
-                                     f"one of the chapter's seed parameters ({', '.join(sorted(seeds))})")
+            raise config.ConfigError(f"{chapter}: a claim declares seeds_parameter {declared!r}, not"
+                                     f" one of the chapter's seed parameters ({', '.join(sorted(seeds))})")
         return declared
     covering = sorted((v, p) for p, v in seeds.items() if v >= n)
     if covering:

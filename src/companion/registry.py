@@ -166,7 +166,7 @@ class Entry:
     assumed: dict | None = None        # {value, sd, why}: our assumption for the feasibility check
     if_fails: dict | None = None       # {kind, why, evidence}: why the claim fails (explains, never decides)
     cannot_decide: dict | None = None  # {date, why}: our runs show no feasible number of seeds decides it
-    seeds_parameter: str = ""          # the parameter that counts the claim's networks (plan), where ambiguous
+    seeds_parameter: str = ""          # the parameter that counts the claim's networks (plan) if ambiguous
 
     @property
     def test(self) -> str:
