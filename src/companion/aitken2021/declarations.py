@@ -71,7 +71,7 @@ def _one_to_one(archs, variants=False, nongated=False) -> Callable:
         if variants:
             out += [one_to_one_spec(S, "AED", **v) for v in O2O_VARIANTS]
         if nongated:
-            out.append(nongated_spec(S))
+            out.append(nongated_spec(S, "nongated_seeds"))
         return out
     return declare
 
