@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from companion import chapters, registry
+from companion import chapters, config, registry
 from companion.config import ConfigError
 
 
@@ -143,6 +143,19 @@ def test_registry_loads_and_every_owner_is_a_chapter():
     for e in reg.values():
         assert e.chapter in ids, f"{e.id}: no chapter {e.chapter!r}"
         e.rule_text(), e.expected_text()  # renders without error (table lookups resolve)
+
+
+def test_a_declared_seed_parameter_is_one_of_its_chapters():
+    """``seeds_parameter`` names a seed count of the claim's own chapter (the plan raises it); a name
+    that is not a seed count is refused when the registry loads."""
+    declared = [e for e in registry.entries().values() if e.seeds_parameter]
+    assert {e.id for e in declared} >= {"tab-accuracy/ved-accuracy", "app-one-to-one/nongated-diagonal"}
+    for e in declared:
+        assert e.seeds_parameter in config.schema(e.chapter), f"{e.id}: {e.seeds_parameter!r}"
+    base = {"figure": "F", "statement": "s", "source": "t", "statistic": "s", "added": "d",
+            "rule": {"test": "at_least", "threshold": 0.5}}
+    with pytest.raises(ConfigError, match="seeds_parameter"):
+        registry._check_entry("demo/x", "demo", {**base, "seeds_parameter": "steps"}, "f.yml")
 
 
 def test_each_claim_is_checked_once_by_its_owner_and_nowhere_else():
