@@ -254,3 +254,33 @@ def test_jupyter_book_uses_the_parallel_executions(tmp_path):
     log = out.stdout + out.stderr
     assert "f-arch.ipynb: Using cached notebook" in log, log[-3000:]
     assert "f-arch.ipynb: Executing notebook" not in log
+
+
+def test_a_kernel_that_dies_at_start_is_started_again_and_other_errors_are_not():
+    calls = []
+
+    def flaky():  # the port race: the first kernel exits before its first reply
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError(f"{parallel.KERNEL_START_FAILED}; Address already in use")
+        return "ran"
+
+    assert parallel.with_kernel_retry(flaky) == "ran" and len(calls) == 2
+
+    def always_dies():
+        calls.append(1)
+        raise RuntimeError(parallel.KERNEL_START_FAILED)
+
+    calls.clear()
+    with pytest.raises(RuntimeError, match="kernel_info"):
+        parallel.with_kernel_retry(always_dies, tries=3)
+    assert len(calls) == 3  # gives up after its tries
+
+    def cell_error():  # an error inside the notebook is the chapter's: never run twice
+        calls.append(1)
+        raise RuntimeError("ZeroDivisionError in cell 4")
+
+    calls.clear()
+    with pytest.raises(RuntimeError, match="cell 4"):
+        parallel.with_kernel_retry(cell_error)
+    assert len(calls) == 1

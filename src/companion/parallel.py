@@ -68,6 +68,27 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {last}"[:500]
 
 
+#: nbclient's error when a kernel exits before its first reply: nothing of the notebook has run yet.
+KERNEL_START_FAILED = "Kernel died before replying to kernel_info"
+KERNEL_START_TRIES = 3
+
+
+def with_kernel_retry(run, tries: int = KERNEL_START_TRIES):
+    """``run()``, started again (up to ``tries`` times in all) when its kernel dies before it replies.
+
+    Why: jupyter_client picks the kernel's ports by binding port 0 and closing it, so two kernels started at
+    the same moment (parallel chapters, a local pool beside a Dask cluster) can be handed the same port;
+    the loser exits with "Address already in use". No cell has run then, so starting again is safe. Any
+    other error, or the same one ``tries`` times, is raised."""
+    for attempt in range(1, tries + 1):
+        try:
+            return run()
+        except RuntimeError as exc:
+            if KERNEL_START_FAILED not in str(exc) or attempt == tries:
+                raise
+            time.sleep(0.5 * attempt)
+
+
 def book_timeout() -> int:
     import yaml
 
@@ -118,15 +139,19 @@ def execute(
                     claims.CLAIMS_FILE_ENV: str(claims_file),
                     "TQDM_DISABLE": "1",
                 }
-                client = NotebookClient(
-                    nb,
-                    timeout=timeout or book_timeout(),
-                    kernel_name="python3",
-                    allow_errors=False,
-                    record_timing=False,
-                    resources={"metadata": {"path": str(chapter.path.parent)}},
-                )
-                client.execute(env=env)
+
+                def run_client():
+                    client = NotebookClient(
+                        nb,
+                        timeout=timeout or book_timeout(),
+                        kernel_name="python3",
+                        allow_errors=False,
+                        record_timing=False,
+                        resources={"metadata": {"path": str(chapter.path.parent)}},
+                    )
+                    client.execute(env=env)
+
+                with_kernel_retry(run_client)
             else:
                 from . import runner
 
@@ -134,7 +159,8 @@ def execute(
                     saved = {k: os.environ.get(k) for k in THREAD_ENV}
                     os.environ.update(THREAD_ENV)
                     try:
-                        out_nb, _ = runner.run(chapter_id, params, profile, tmp, timeout)
+                        out_nb, _ = with_kernel_retry(
+                            lambda: runner.run(chapter_id, params, profile, tmp, timeout))
                     finally:
                         for k, v in saved.items():
                             if v is None:
