@@ -376,6 +376,36 @@ def test_a_finding_gated_by_an_undecided_precondition_is_planned_by_the_precondi
     assert "waits_on" not in row and row["method"] == "not testable here" and plan.to_decide(row) == ""
 
 
+def test_a_finding_gated_by_two_undecided_preconditions_is_planned_by_both():
+    """Figure 4's finding requires both the VED and the AED networks to solve the task: with both shares
+    undecided, the plan names both and the seeds that decide each (deciding one alone would leave the
+    finding not testable); with either failed, nothing is planned."""
+    rate = dict(test="rate_at_least", n=10)
+    ved = _claim("tab-accuracy/ved-accuracy", "undecided", tier="precondition", chapter="tab-accuracy",
+                 estimate=0.4, lo=0.168, hi=0.687, **rate)
+    aed = _claim("tab-accuracy/aed-accuracy", "undecided", tier="precondition", chapter="tab-accuracy",
+                 estimate=0.5, lo=0.237, hi=0.763, **rate)
+    gated = _claim("fig4/ved-less-insightful", "not testable", chapter="fig4", estimate=-0.2, lo=-0.24,
+                   hi=-0.18, n=4, test="less")
+    row, = plan.plan_rows([ved, aed, gated])
+    assert row["waits_on"] == "tab-accuracy/ved-accuracy"
+    assert [g["id"] for g in row["gates"]] == ["tab-accuracy/ved-accuracy", "tab-accuracy/aed-accuracy"]
+    assert [g["n"] for g in row["gates"]] == [10, 10] and all(g["leans"] == "pass" for g in row["gates"])
+    # Wilson's lower end at a share of 0.5 clears 0.25 from 12 networks; at 0.4 it needs far more
+    assert row["gates"][1]["seeds_to_decide"] == 12 and row["gates"][0]["seeds_to_decide"] > 20
+    words = plan.to_decide(row)
+    assert words.startswith("waits on its 2 preconditions, which are undecided: tab-accuracy/ved-accuracy "
+                            "leans pass; decides at about n = ")
+    assert "; tab-accuracy/aed-accuracy leans pass; decides at about n = 12" in words
+    text = plan.plan_text([row])
+    assert "waits on tab-accuracy/ved-accuracy and tab-accuracy/aed-accuracy" in text
+    assert len(text.splitlines()) == 3 and text.splitlines()[2].lstrip().startswith("tab-accuracy/aed-accuracy")
+    failed = _claim("tab-accuracy/aed-accuracy", "fail", tier="precondition", chapter="tab-accuracy",
+                    estimate=0.0, lo=0.0, hi=0.28, **rate)
+    row, = plan.plan_rows([ved, failed, gated])
+    assert "waits_on" not in row and row["method"] == "not testable here" and plan.to_decide(row) == ""
+
+
 # ---- a verdict at another level (two looks) ---------------------------------------------------------
 
 def test_a_bounded_mean_on_wilson_rebuilt_at_two_looks_known_answer():

@@ -674,54 +674,69 @@ def plan_rows(claims: list, profile: str | None = None, cap: int = CAP) -> list[
                              "another statistic)")
             continue
         if c.status != "undecided":
-            gate = _undecided_gate(e, by_id, reg) if c.status == "not testable" else None
-            if gate is None:
+            gates = _undecided_gates(e, by_id, reg) if c.status == "not testable" else []
+            if not gates:
                 row["method"] = "decided" if c.status != "not testable" else "not testable here"
                 continue
-            # gated by an undecided precondition: the seeds that would decide the precondition (then the
-            # finding's own rule applies to the same run)
-            c, e = gate
-            row.update(waits_on=c.id, seeds_needed=int(e.seeds_needed["n"]) if e.seeds_needed else None)
-        side, n, how = seeds_to_decide(e, asdict(c), cap)
-        if e.cannot_decide:  # our runs showed no feasible n decides it (the registry's why)
-            row["cannot_decide"] = e.cannot_decide["date"]
-        row.update(leans=side, seeds_to_decide=n, method=how)
-        if n is None:
-            continue
-        prof = profile or c.profile or "paper"
-        param, row["extra_seeds"] = _seeds_for(c, n, prof)
-        total = None
-        if param is not None:  # the setting that would run them, and whether the configuration allows it
-            total = run_seeds(c.chapter, prof)[param] + row["extra_seeds"]
-            row["setting"] = f"-p {param} {total}"
-            limit = config.schema(c.chapter)[param].max
-            if limit is not None and total > limit:
-                row["setting"] += f" (above its maximum {int(limit)} in _config.yml)"
-        if (c.chapter, prof, param) not in costs:
-            try:
-                costs[c.chapter, prof, param] = seed_cost(c.chapter, prof, param)
-            except config.ConfigError:
-                costs[c.chapter, prof, param] = (None, "unknown chapter")
-        per_seed, cost_how = costs[c.chapter, prof, param]
-        if per_seed is not None:
-            # A model-cache entry is one batched program over all its seeds, so a record with more seeds
-            # trains every network again: the cost is the whole record's at the new setting.
-            seeds_run = total if total is not None else row["extra_seeds"]
-            row["core_hours"] = round(seeds_run * per_seed / 3600, 2)
-            row["method"] += (f"; cost: {cost_how}, per seed, times the seeds of the new record (each cached "
-                              "program holds all its seeds, so none is reused; rough: n is not always seeds)")
+            # gated by undecided preconditions: the seeds that would decide each (then the finding's own
+            # rule applies to the same run). ``gates`` has one row per precondition, since deciding one
+            # alone can leave the finding not testable (fig4 waits on VED and AED accuracy); the row's own
+            # numbers are the first's.
+            row["gates"] = []
+            for gc, ge in gates:
+                gate = {"id": gc.id, "chapter": gc.chapter, "status": gc.status, "n": gc.n, "leans": None,
+                        "seeds_to_decide": None, "extra_seeds": None, "core_hours": None,
+                        "seeds_needed": int(ge.seeds_needed["n"]) if ge.seeds_needed else None, "method": ""}
+                _what_decides(gate, gc, ge, profile, cap, costs)
+                row["gates"].append(gate)
+            c, e = gates[0]
+            row.update(waits_on=c.id, seeds_needed=row["gates"][0]["seeds_needed"])
+        _what_decides(row, c, e, profile, cap, costs)
     return out
 
 
-def _undecided_gate(entry: registry.Entry, by_id: dict, reg: dict):
-    """(claim, entry) of the first precondition that ``entry`` requires whose recorded claim is undecided
-    under its current rule, or None (a finding not testable for another reason: a failed precondition, or
-    set not testable before the run)."""
-    for pid in entry.requires:
-        pc, pe = by_id.get(pid), reg.get(pid)
-        if pc is not None and pe is not None and pc.status == "undecided" and pc.digest == pe.digest:
-            return pc, pe
-    return None
+def _what_decides(row: dict, c, e: registry.Entry, profile: str | None, cap: int, costs: dict) -> None:
+    """Fill ``row`` (a :func:`plan_rows` row) with what would decide the undecided claim ``c``: its
+    leaning, the seeds, the setting that would run them and their cost (``costs``: a per-call memo)."""
+    side, n, how = seeds_to_decide(e, asdict(c), cap)
+    if e.cannot_decide:  # our runs showed no feasible n decides it (the registry's why)
+        row["cannot_decide"] = e.cannot_decide["date"]
+    row.update(leans=side, seeds_to_decide=n, method=how)
+    if n is None:
+        return
+    prof = profile or c.profile or "paper"
+    param, row["extra_seeds"] = _seeds_for(c, n, prof)
+    total = None
+    if param is not None:  # the setting that would run them, and whether the configuration allows it
+        total = run_seeds(c.chapter, prof)[param] + row["extra_seeds"]
+        row["setting"] = f"-p {param} {total}"
+        limit = config.schema(c.chapter)[param].max
+        if limit is not None and total > limit:
+            row["setting"] += f" (above its maximum {int(limit)} in _config.yml)"
+    if (c.chapter, prof, param) not in costs:
+        try:
+            costs[c.chapter, prof, param] = seed_cost(c.chapter, prof, param)
+        except config.ConfigError:
+            costs[c.chapter, prof, param] = (None, "unknown chapter")
+    per_seed, cost_how = costs[c.chapter, prof, param]
+    if per_seed is not None:
+        # A model-cache entry is one batched program over all its seeds, so a record with more seeds
+        # trains every network again: the cost is the whole record's at the new setting.
+        seeds_run = total if total is not None else row["extra_seeds"]
+        row["core_hours"] = round(seeds_run * per_seed / 3600, 2)
+        row["method"] += (f"; cost: {cost_how}, per seed, times the seeds of the new record (each cached "
+                          "program holds all its seeds, so none is reused; rough: n is not always seeds)")
+
+
+def _undecided_gates(entry: registry.Entry, by_id: dict, reg: dict) -> list:
+    """(claim, entry) of every precondition that ``entry`` requires whose recorded claim is undecided under
+    its current rule, in the order required; empty for a finding not testable for another reason (a failed
+    precondition, or set not testable before the run)."""
+    if any(by_id.get(pid) is not None and by_id[pid].status == "fail" for pid in entry.requires):
+        return []  # a failed precondition: no seeds for the others make the finding testable
+    return [(by_id[pid], reg[pid]) for pid in entry.requires
+            if by_id.get(pid) is not None and reg.get(pid) is not None
+            and by_id[pid].status == "undecided" and by_id[pid].digest == reg[pid].digest]
 
 
 def _seeds_for(c, n_needed: int, profile: str) -> tuple[str | None, int]:
@@ -760,21 +775,30 @@ def load_claims(profile: str, chapter: str | None = None) -> list:
 
 def to_decide(row: dict) -> str:
     """What would decide an undecided finding, in words (empty for a decided one): its leaning, the seeds
-    that would decide it if the observed mean and spread hold, and their cost."""
+    that would decide it if the observed mean and spread hold, and their cost. A finding that waits on
+    undecided preconditions gets the same for each of them."""
     if row.get("stale"):
         return "stale: re-record"
     gated = row.get("status") == "not testable" and row.get("waits_on")
     if row.get("status") != "undecided" and not gated:
         return ""
+    if gated and len(row.get("gates", ())) > 1:
+        return (f"waits on its {len(row['gates'])} preconditions, which are undecided: "
+                + "; ".join(f"{g['id']} " + _what_decides_words(g, "") for g in row["gates"]))
     lean = f"leans {row['leans']}" if row.get("leans") else ""
     if gated:
-        parts = ["waits on its precondition, which is undecided" + (f" and {lean}" if lean else "")]
-    else:
-        parts = [lean] if lean else []
+        return ("waits on its precondition, which is undecided" + (f" and {lean}" if lean else "") + "; "
+                + _what_decides_words(row, "the precondition ", lean=False))
+    return _what_decides_words(row, "")
+
+
+def _what_decides_words(row: dict, subject: str, lean: bool = True) -> str:
+    """The leaning, seeds, cost and setting of one planned claim (``subject`` names it in the sentence)."""
+    parts = [f"leans {row['leans']}"] if lean and row.get("leans") else []
     if row.get("seeds_to_decide") is None:
         parts.append("not with a feasible number of seeds at this spread")
     else:
-        seeds = ("the precondition " if gated else "") + f"decides at about n = {row['seeds_to_decide']}"
+        seeds = subject + f"decides at about n = {row['seeds_to_decide']}"
         if row.get("core_hours") is not None:
             extra = f"+{row['extra_seeds']} seeds, " if row.get("extra_seeds") is not None else ""
             seeds += f" ({extra}a record of about {row['core_hours']:.2f} core-hours)"
@@ -797,21 +821,30 @@ def plan_text(rows: list[dict]) -> str:
             continue
         if r["status"] != "undecided" and not r.get("waits_on"):
             continue
-        if r.get("waits_on"):  # the numbers are the gating precondition's
-            lines.append(f"{r['id']:<52} n={r['n']:<4} not testable: waits on {r['waits_on']}")
-            r = {**r, "id": f"  {r['waits_on']}"}
-        # no n: say why (the method's last clause: no feasible number, on the boundary, no spread)
-        n = (f"— ({str(r.get('method') or 'cannot say').split('; ')[-1]})" if r["seeds_to_decide"] is None
-             else str(r["seeds_to_decide"]))
-        cost = ("" if r["core_hours"] is None
-                else f", +{r['extra_seeds']} seeds, a record of ≈ {r['core_hours']:.2f} core-h")
-        if r.get("setting"):
-            cost += f" [{r['setting']}]"
-        declared = ("" if not r.get("cannot_decide")
-                    else f" (the registry declares it cannot decide: {r['cannot_decide']})")
-        lines.append(f"{r['id']:<52} n={r['n']:<4} leans {r['leans'] or '?':<16} decides at n={n}{cost}"
-                     f"{needed}{declared}")
+        if r.get("waits_on"):  # the numbers are the gating preconditions'
+            gates = r.get("gates") or [{**r, "id": r["waits_on"]}]
+            lines.append(f"{r['id']:<52} n={r['n']:<4} not testable: waits on "
+                         + " and ".join(g["id"] for g in gates))
+            lines.extend(_plan_line({**g, "id": f"  {g['id']}"}) for g in gates)
+            continue
+        lines.append(_plan_line(r))
     return "\n".join(lines) or "no undecided findings"
+
+
+def _plan_line(r: dict) -> str:
+    """One line of :func:`plan_text`: the leaning, the seeds that decide, their cost and setting."""
+    needed = "" if r.get("seeds_needed") is None else f" (the rule needs about {r['seeds_needed']} seeds)"
+    # no n: say why (the method's last clause: no feasible number, on the boundary, no spread)
+    n = (f"— ({str(r.get('method') or 'cannot say').split('; ')[-1]})" if r["seeds_to_decide"] is None
+         else str(r["seeds_to_decide"]))
+    cost = ("" if r["core_hours"] is None
+            else f", +{r['extra_seeds']} seeds, a record of ≈ {r['core_hours']:.2f} core-h")
+    if r.get("setting"):
+        cost += f" [{r['setting']}]"
+    declared = ("" if not r.get("cannot_decide")
+                else f" (the registry declares it cannot decide: {r['cannot_decide']})")
+    return (f"{r['id']:<52} n={r['n']:<4} leans {r['leans'] or '?':<16} decides at n={n}{cost}"
+            f"{needed}{declared}")
 
 
 def as_json(rows: list[dict]) -> str:
