@@ -399,7 +399,8 @@ def test_a_finding_gated_by_two_undecided_preconditions_is_planned_by_both():
     assert "; tab-accuracy/aed-accuracy leans pass; decides at about n = 12" in words
     text = plan.plan_text([row])
     assert "waits on tab-accuracy/ved-accuracy and tab-accuracy/aed-accuracy" in text
-    assert len(text.splitlines()) == 3 and text.splitlines()[2].lstrip().startswith("tab-accuracy/aed-accuracy")
+    lines = text.splitlines()
+    assert len(lines) == 3 and lines[2].lstrip().startswith("tab-accuracy/aed-accuracy")
     failed = _claim("tab-accuracy/aed-accuracy", "fail", tier="precondition", chapter="tab-accuracy",
                     estimate=0.0, lo=0.0, hi=0.28, **rate)
     row, = plan.plan_rows([ved, failed, gated])

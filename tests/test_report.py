@@ -183,3 +183,29 @@ def test_the_report_counts_each_paper_s_close_calls():
     assert "2 of the recorded verdicts are close calls: they came" in report.render_report(*args, close=both)
     # a close call of another paper's chapter is not counted here
     assert "close call" not in report.render_report(*args, close=[{"id": "fig2/diagonal"}])
+
+
+def test_a_finding_that_waits_on_an_undecided_precondition_is_open_not_untestable():
+    """Figure 4's finding needs VED and AED networks that solve the task. While those shares are undecided it
+    is an open question (more networks decide it), counted and worded apart from a finding our setup cannot
+    test; once a precondition fails it is not testable here."""
+    fig4 = claim("fig4/ved-less-insightful", "not testable", paper="aitken2021", statement="VED less well")
+    ved = claim("tab-accuracy/ved-accuracy", "undecided", paper="aitken2021", tier="precondition",
+                statement="the recipe trains VED networks")
+    aed = claim("tab-accuracy/aed-accuracy", "undecided", paper="aitken2021", tier="precondition",
+                statement="the recipe trains AED networks")
+    rec = [fig4, ved, aed]
+    assert C.waiting(rec) == {"fig4/ved-less-insightful"}
+    assert C.counts_text(rec) == ("0 pass, 0 fail, 0 undecided, 1 waiting on an undecided precondition "
+                                  "(of 1 findings)")
+    row = next(r for r in report.finding_rows("aitken2021", [], rec, ["fig4"]) if r.ids == [fig4.id])
+    assert row.recorded == Counter({report.WAITING: 1}) and report.verdict_word(row.recorded) == "undecided"
+    assert row.reason.startswith("Still open at the papers' budget: VED less well (waits on the networks")
+    assert "the recipe trains VED networks; the recipe trains AED networks" in row.reason
+    assert "Every decided claim passes" not in row.reason
+    # one precondition failed: no seeds make it testable
+    failed = [fig4, ved, claim("tab-accuracy/aed-accuracy", "fail", paper="aitken2021", tier="precondition")]
+    assert C.waiting(failed) == set()
+    assert C.counts_text(failed).endswith("1 not testable here (of 1 findings)")
+    row = next(r for r in report.finding_rows("aitken2021", [], failed, ["fig4"]) if r.ids == [fig4.id])
+    assert report.verdict_word(row.recorded) == "not testable here" and row.reason == ""

@@ -8,7 +8,8 @@ records or runs anything. The statement, the paper's number and the decision
 rule come from the registry (:mod:`companion.registry`), never from the notebook.
 Verdicts have four outcomes: ``pass``, ``fail``, ``undecided`` (the interval does not settle the rule yet)
 and ``not testable`` (set before the run: our data or setup cannot test the statement, or a
-precondition it rests on failed). Claims come in two tiers: *findings* (statements of a paper, the only
+precondition it rests on did not pass; one still undecided makes the finding *waiting*, counted apart as
+open, :func:`waiting`). Claims come in two tiers: *findings* (statements of a paper, the only
 ones counted in headlines) and *preconditions* (the networks solve the task; they gate findings).
 
 Two places receive the verdicts:
@@ -110,13 +111,36 @@ def counts(claims: list[Claim]) -> dict[str, int]:
     return out
 
 
+def undecided_preconditions(claim: Claim, by_id: dict[str, Claim]) -> list[Claim]:
+    """The preconditions ``claim`` requires (registry) whose verdicts in ``by_id`` are undecided, in the order
+    required; empty when one of them failed (no seeds for the others make the finding testable)."""
+    entry = registry.entries().get(claim.id)
+    required = [by_id[pid] for pid in (entry.requires if entry else ()) if pid in by_id]
+    if any(p.status == "fail" for p in required):
+        return []
+    return [p for p in required if p.status == "undecided"]
+
+
+def waiting(claims: list[Claim]) -> set[str]:
+    """Ids of the findings among ``claims`` that are not testable only because a precondition they require
+    is still undecided: open questions that more networks can settle, unlike a finding our data or setup
+    cannot test, or one whose networks fail the task."""
+    by_id = {c.id: c for c in claims}
+    return {c.id for c in findings(claims) if c.status == "not testable"
+            and undecided_preconditions(c, by_id)}
+
+
 def counts_text(claims: list[Claim]) -> str:
-    """Counts of the findings among ``claims`` (preconditions are not counted)."""
+    """Counts of the findings among ``claims`` (preconditions are not counted). A finding that waits on an
+    undecided precondition is counted apart from those not testable here, since more seeds can decide it."""
     found = findings(claims)
     c = counts(found)
+    wait = len(waiting(claims))
     text = f"{c['pass']} pass, {c['fail']} fail, {c['undecided']} undecided"
-    if c["not testable"]:
-        text += f", {c['not testable']} not testable here"
+    if wait:
+        text += f", {wait} waiting on an undecided precondition"
+    if c["not testable"] - wait:
+        text += f", {c['not testable'] - wait} not testable here"
     return text + f" (of {len(found)} findings)"
 
 

@@ -58,6 +58,7 @@ from dataclasses import asdict, dataclass
 
 from scipy import stats as st
 
+from . import claims as C
 from . import config, registry, stats
 
 CAP = 1000
@@ -674,7 +675,7 @@ def plan_rows(claims: list, profile: str | None = None, cap: int = CAP) -> list[
                              "another statistic)")
             continue
         if c.status != "undecided":
-            gates = _undecided_gates(e, by_id, reg) if c.status == "not testable" else []
+            gates = _undecided_gates(c, by_id, reg) if c.status == "not testable" else []
             if not gates:
                 row["method"] = "decided" if c.status != "not testable" else "not testable here"
                 continue
@@ -728,15 +729,12 @@ def _what_decides(row: dict, c, e: registry.Entry, profile: str | None, cap: int
                           "program holds all its seeds, so none is reused; rough: n is not always seeds)")
 
 
-def _undecided_gates(entry: registry.Entry, by_id: dict, reg: dict) -> list:
-    """(claim, entry) of every precondition that ``entry`` requires whose recorded claim is undecided under
-    its current rule, in the order required; empty for a finding not testable for another reason (a failed
-    precondition, or set not testable before the run)."""
-    if any(by_id.get(pid) is not None and by_id[pid].status == "fail" for pid in entry.requires):
-        return []  # a failed precondition: no seeds for the others make the finding testable
-    return [(by_id[pid], reg[pid]) for pid in entry.requires
-            if by_id.get(pid) is not None and reg.get(pid) is not None
-            and by_id[pid].status == "undecided" and by_id[pid].digest == reg[pid].digest]
+def _undecided_gates(claim, by_id: dict, reg: dict) -> list:
+    """(claim, entry) of every precondition that ``claim`` requires whose recorded claim is undecided under
+    its current rule, in the order required (:func:`companion.claims.undecided_preconditions`); empty for a
+    finding not testable for another reason (a failed precondition, or set not testable before the run)."""
+    return [(p, reg[p.id]) for p in C.undecided_preconditions(claim, by_id)
+            if p.id in reg and p.digest == reg[p.id].digest]
 
 
 def _seeds_for(c, n_needed: int, profile: str) -> tuple[str | None, int]:

@@ -31,7 +31,9 @@ from . import sphinxpages, stats
 GLUE_KEY = "verdict-box"
 #: The generated opening of a chapter's "At the papers' budget" section.
 BUDGET_KEY = "paper-budget"
-STATUS_ORDER = ("pass", "fail", "undecided", "not testable", "stale")
+#: a finding not testable only because a precondition it requires is still undecided (claims.waiting)
+WAITING = "waiting on an undecided precondition"
+STATUS_ORDER = ("pass", "fail", "undecided", WAITING, "not testable", "stale")
 
 #: Short headings for the report page (the full titles are in the sidebar and the sources appendix).
 SHORT_TITLES = {"aitken2021": "Aitken et al. (2021): how encoder-decoder networks attend",
@@ -219,7 +221,8 @@ def matches(cid: str, patterns) -> bool:
 
 def verdict_word(counts: Counter) -> str:
     """A main finding's verdict from the verdicts of its claims."""
-    p, f, u = counts.get("pass", 0), counts.get("fail", 0), counts.get("undecided", 0)
+    p, f = counts.get("pass", 0), counts.get("fail", 0)
+    u = counts.get("undecided", 0) + counts.get(WAITING, 0)  # more seeds can decide both
     if not (p or f or u):
         if counts.get("not testable"):
             return "not testable here"
@@ -293,23 +296,33 @@ def finding_rows(paper: str, live: list[C.Claim], recorded: list[C.Claim],
     live_f = {c.id: c for c in C.findings(live) if c.paper == paper}
     rec_all = {c.id: c for c in C.findings(recorded) if c.paper == paper}
     rec_f = {cid: c for cid, c in rec_all.items() if cid not in stale}
+    waits = {"live": C.waiting(live), "rec": C.waiting([c for c in recorded if c.id not in stale])}
     rows = []
     for text, patterns in MAIN_FINDINGS.get(paper, []):
         ids = sorted({cid for cid in (*live_f, *rec_all) if matches(cid, patterns)})
         chs = sorted({cid.split("/", 1)[0] for cid in ids},
                      key=lambda c: order.index(c) if c in order else 999)
-        row = FindingRow(text, ids, chs, Counter(live_f[i].status for i in ids if i in live_f),
-                         Counter(rec_f[i].status if i in rec_f else "stale" for i in ids if i in rec_all))
+        live_st = Counter(WAITING if i in waits["live"] else live_f[i].status for i in ids if i in live_f)
+        rec_st = Counter("stale" if i not in rec_f else WAITING if i in waits["rec"] else rec_f[i].status
+                         for i in ids if i in rec_all)
+        row = FindingRow(text, ids, chs, live_st, rec_st)
         src = rec_f if rec_f.keys() & set(ids) else live_f
+        waiting = waits["rec" if src is rec_f else "live"]
         against = [src[i] for i in ids if i in src and src[i].status == "fail"]
         open_ = [src[i] for i in ids if i in src and src[i].status == "undecided"]
+        gated = [src[i] for i in ids if i in src and i in waiting]
         budget = "at the papers' budget" if src is rec_f else "in this build"
         if against:
             row.reason = f"Fails {budget}: " + "; ".join(
                 said(c) + (f" (why: {why})" if (why := fail_short(c)) else "") for c in against[:2])
-        elif open_:
-            row.reason = f"Still open {budget}: " + "; ".join(said(c) for c in open_[:2])
-        elif ids:
+        elif open_ or gated:
+            row.reason = f"Still open {budget}: " + "; ".join(said(c) for c in (open_ + gated)[:2])
+            if gated:
+                pool = {c.id: c for c in (recorded if src is rec_f else live)}
+                pre = {p.id: p for c in gated for p in C.undecided_preconditions(c, pool)}
+                row.reason += (" (waits on the networks solving the task, still undecided: "
+                               + "; ".join(_short(p.claim, 70) for p in pre.values()) + ")")
+        elif any(src[i].status == "pass" for i in ids if i in src):
             row.reason = f"Every decided claim passes {budget}."
         rows.append(row)
     return rows
