@@ -358,7 +358,8 @@ def test_a_record_that_measured_its_training_runs_is_costed_by_them(monkeypatch)
 def test_a_finding_gated_by_an_undecided_precondition_is_planned_by_the_precondition():
     # t-d1's zeroth-layer FTPT requires the zeroth-layer networks to fit (band 95.16 to 101.16)
     pre = dict(estimate=97.0, lo=95.5, hi=98.5, n=14, test="matches")
-    gated = _claim("t-d1/zeroth-ftpt", "not testable", chapter="t-d1", estimate=74.0, lo=66.0, hi=82.0, n=14)
+    gated = _claim("t-d1/zeroth-ftpt", "not testable", chapter="t-d1", estimate=74.0, lo=66.0, hi=82.0, n=14,
+                   note="rule alone would say pass; precondition not met: t-d1/zeroth-acc")
     row, = plan.plan_rows([_claim("t-d1/zeroth-acc", "undecided", tier="precondition", chapter="t-d1", **pre),
                            gated])
     assert row["id"] == "t-d1/zeroth-ftpt" and row["waits_on"] == "t-d1/zeroth-acc"
@@ -386,7 +387,8 @@ def test_a_finding_gated_by_two_undecided_preconditions_is_planned_by_both():
     aed = _claim("tab-accuracy/aed-accuracy", "undecided", tier="precondition", chapter="tab-accuracy",
                  estimate=0.5, lo=0.237, hi=0.763, **rate)
     gated = _claim("fig4/ved-less-insightful", "not testable", chapter="fig4", estimate=-0.2, lo=-0.24,
-                   hi=-0.18, n=4, test="less")
+                   hi=-0.18, n=4, test="less", note="precondition not met: tab-accuracy/ved-accuracy, "
+                   "tab-accuracy/aed-accuracy")
     row, = plan.plan_rows([ved, aed, gated])
     assert row["waits_on"] == "tab-accuracy/ved-accuracy"
     assert [g["id"] for g in row["gates"]] == ["tab-accuracy/ved-accuracy", "tab-accuracy/aed-accuracy"]
@@ -405,6 +407,13 @@ def test_a_finding_gated_by_two_undecided_preconditions_is_planned_by_both():
                     estimate=0.0, lo=0.0, hi=0.28, **rate)
     row, = plan.plan_rows([ved, failed, gated])
     assert "waits_on" not in row and row["method"] == "not testable here" and plan.to_decide(row) == ""
+    # not testable on our data whatever its precondition says: the stand-in digits, not CIFAR-10
+    design = _claim("t-cifar-sparse/sparsemax-raises-ftpt", "not testable", chapter="t-cifar-sparse",
+                    estimate=-4.0, lo=-12.8, hi=4.8, n=5, note="not testable here: the data are digits")
+    keeps = _claim("t-cifar-sparse/sparsemax-keeps-accuracy", "undecided", tier="precondition",
+                   chapter="t-cifar-sparse", estimate=0.0, lo=-65.9, hi=65.9, n=5, test="matches")
+    row, = plan.plan_rows([keeps, design])
+    assert "waits_on" not in row and row["method"] == "not testable here"
 
 
 # ---- a verdict at another level (two looks) ---------------------------------------------------------

@@ -90,7 +90,7 @@ class ChapterCard:
             if failed:
                 notes.append(f"rule alone would say {status}")
                 status = "not testable"
-                notes.append("precondition not met: " + ", ".join(failed))
+                notes.append(C.PRECONDITION_NOT_MET + ", ".join(failed))
         target = entry.target()
         ref = entry.paper_value().get("value")
         revised = "; ".join(f"revised {r['date']}: {r['why']}" for r in entry.revisions)

@@ -111,9 +111,16 @@ def counts(claims: list[Claim]) -> dict[str, int]:
     return out
 
 
+#: how a chapter notes a finding made not testable by its preconditions (not by our data or setup)
+PRECONDITION_NOT_MET = "precondition not met: "
+
+
 def undecided_preconditions(claim: Claim, by_id: dict[str, Claim]) -> list[Claim]:
     """The preconditions ``claim`` requires (registry) whose verdicts in ``by_id`` are undecided, in the order
-    required; empty when one of them failed (no seeds for the others make the finding testable)."""
+    required, when they are what made it not testable; empty when one of them failed (no seeds for the
+    others make the finding testable) or when our data or setup cannot test it anyway."""
+    if claim.status == "not testable" and PRECONDITION_NOT_MET not in claim.note:
+        return []
     entry = registry.entries().get(claim.id)
     required = [by_id[pid] for pid in (entry.requires if entry else ()) if pid in by_id]
     if any(p.status == "fail" for p in required):
