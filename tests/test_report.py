@@ -185,7 +185,7 @@ def test_the_report_counts_each_paper_s_close_calls():
     assert "close call" not in report.render_report(*args, close=[{"id": "fig2/diagonal"}])
 
 
-def test_a_finding_that_waits_on_an_undecided_precondition_is_open_not_untestable():
+def test_a_finding_that_waits_on_an_undecided_precondition_is_open_not_untestable(monkeypatch):
     """Figure 4's finding needs VED and AED networks that solve the task. While those shares are undecided it
     is an open question (more networks decide it), counted and worded apart from a finding our setup cannot
     test; once a precondition fails it is not testable here."""
@@ -204,6 +204,11 @@ def test_a_finding_that_waits_on_an_undecided_precondition_is_open_not_untestabl
     assert row.reason.startswith("Still open at the papers' budget: VED less well (waits on the networks")
     assert "the recipe trains VED networks; the recipe trains AED networks" in row.reason
     assert "Every decided claim passes" not in row.reason
+    # the reason quotes two open claims; a waiting one left unquoted adds no note about its preconditions
+    two = [claim(f"fig4/{x}", "undecided", paper="aitken2021", statement=x) for x in ("first", "second")]
+    monkeypatch.setattr(report, "MAIN_FINDINGS", {"aitken2021": [("VED", ["fig4/*"])]})
+    row, = report.finding_rows("aitken2021", [], two + rec, ["fig4"])
+    assert row.reason == "Still open at the papers' budget: first; second"
     # one precondition failed: no seeds make it testable
     failed = [fig4, ved, claim("tab-accuracy/aed-accuracy", "fail", paper="aitken2021", tier="precondition")]
     assert C.waiting(failed) == set()

@@ -316,10 +316,11 @@ def finding_rows(paper: str, live: list[C.Claim], recorded: list[C.Claim],
             row.reason = f"Fails {budget}: " + "; ".join(
                 said(c) + (f" (why: {why})" if (why := fail_short(c)) else "") for c in against[:2])
         elif open_ or gated:
-            row.reason = f"Still open {budget}: " + "; ".join(said(c) for c in (open_ + gated)[:2])
-            if gated:
+            quoted = (open_ + gated)[:2]
+            row.reason = f"Still open {budget}: " + "; ".join(said(c) for c in quoted)
+            if any(c.id in waiting for c in quoted):  # say what the quoted waiting finding waits on
                 pool = {c.id: c for c in (recorded if src is rec_f else live)}
-                pre = {p.id: p for c in gated for p in C.undecided_preconditions(c, pool)}
+                pre = {p.id: p for c in quoted if c.id in waiting for p in C.undecided_preconditions(c, pool)}
                 row.reason += (" (waits on the networks solving the task, still undecided: "
                                + "; ".join(_short(p.claim, 70) for p in pre.values()) + ")")
         elif any(src[i].status == "pass" for i in ids if i in src):
