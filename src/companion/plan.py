@@ -690,8 +690,10 @@ def plan_rows(claims: list, profile: str | None = None, cap: int = CAP) -> list[
                         "seeds_needed": int(ge.seeds_needed["n"]) if ge.seeds_needed else None, "method": ""}
                 _what_decides(gate, gc, ge, profile, cap, costs)
                 row["gates"].append(gate)
-            c, e = gates[0]
-            row.update(waits_on=c.id, seeds_needed=row["gates"][0]["seeds_needed"])
+            first = row["gates"][0]
+            row.update({k: v for k, v in first.items() if k not in ("id", "chapter", "status", "n")},
+                       waits_on=first["id"])
+            continue
         _what_decides(row, c, e, profile, cap, costs)
     return out
 
