@@ -377,8 +377,8 @@ def test_a_finding_gated_by_an_undecided_precondition_is_planned_by_the_precondi
     assert "waits_on" not in row and row["method"] == "not testable here" and plan.to_decide(row) == ""
 
 
-def test_a_finding_gated_by_two_undecided_preconditions_is_planned_by_both():
-    """Figure 4's finding requires both the VED and the AED networks to solve the task: with both shares
+def test_a_finding_gated_by_two_undecided_preconditions_is_planned_by_both(fig4_gated):
+    """Figure 4's finding as it required both the VED and the AED networks to solve the task: with both shares
     undecided, the plan names both and the seeds that decide each (deciding one alone would leave the
     finding not testable); with either failed, nothing is planned."""
     rate = dict(test="rate_at_least", n=10)

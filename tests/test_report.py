@@ -185,10 +185,10 @@ def test_the_report_counts_each_paper_s_close_calls():
     assert "close call" not in report.render_report(*args, close=[{"id": "fig2/diagonal"}])
 
 
-def test_a_finding_that_waits_on_an_undecided_precondition_is_open_not_untestable(monkeypatch):
-    """Figure 4's finding needs VED and AED networks that solve the task. While those shares are undecided it
-    is an open question (more networks decide it), counted and worded apart from a finding our setup cannot
-    test; once a precondition fails it is not testable here."""
+def test_a_finding_that_waits_on_an_undecided_precondition_is_open_not_untestable(monkeypatch, fig4_gated):
+    """Figure 4's finding as it needed VED and AED networks that solve the task. While those shares are
+    undecided it is an open question (more networks decide it), counted and worded apart from a finding our
+    setup cannot test; once a precondition fails it is not testable here."""
     fig4 = claim("fig4/ved-less-insightful", "not testable", paper="aitken2021", statement="VED less well",
                  note=C.PRECONDITION_NOT_MET + "tab-accuracy/ved-accuracy, tab-accuracy/aed-accuracy")
     ved = claim("tab-accuracy/ved-accuracy", "undecided", paper="aitken2021", tier="precondition",
