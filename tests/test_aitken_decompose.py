@@ -80,3 +80,31 @@ def test_nine_terms_sum_to_alignment():
         assert torch.allclose(total, tr.alignment, rtol=1e-4, atol=1e-4)
         # temporal-temporal is the same for every sample
         assert torch.allclose(terms["temp_temp"][:, 0], terms["temp_temp"][:, 1])
+
+
+def test_rest_dimension_known_answer():
+    # network 0: h - mu spreads over one axis, network 1 over three, each with its own mu; the
+    # participation ratio of equal-variance axes is their number, and a mixed-up mu would shift it
+    from types import SimpleNamespace
+
+    from companion.aitken2021.checks import rest_dimension
+    from companion.aitken2021.decompose import Components
+
+    B, L, n = 6, 2, 4
+    eye = torch.eye(n)
+    rest = torch.zeros(2, B, L, n)
+    for b in range(B):
+        sign = 1.0 if b % 2 == 0 else -1.0
+        rest[0, b, :] = sign * eye[0]
+        rest[1, b, :] = sign * eye[b // 2]  # +-e0, +-e1, +-e2
+    mu = torch.stack([torch.full((L, n), 5.0), torch.arange(L * n, dtype=torch.float32).reshape(L, n)])
+    valid = torch.ones(2, B, L, dtype=torch.bool)
+
+    def side():
+        return Components(states=mu.unsqueeze(1) + rest, mu=mu, chi=torch.zeros(2, 1, n),
+                          labels=torch.zeros(2, B, L, dtype=torch.long), valid=valid, delta=rest,
+                          label_names=["x"])
+
+    got = rest_dimension(SimpleNamespace(enc=side(), dec=side()))
+    assert got.shape == (2,)
+    assert abs(got[0] - 1.0) < 1e-6 and abs(got[1] - 3.0) < 1e-6

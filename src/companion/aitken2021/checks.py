@@ -28,6 +28,7 @@ __all__ = [
     "readout_angles",
     "temporal_diagonal_share",
     "temporal_dimension",
+    "rest_dimension",
     "norm_ratio",
     "explained_share",
     "anti_diagonal_share",
@@ -89,6 +90,19 @@ def temporal_diagonal_share(a: Analysis) -> np.ndarray:
 def temporal_dimension(a: Analysis) -> np.ndarray:
     """Participation ratio of the temporal components (encoder and decoder together)."""
     return _np(a.temporal_dimension)
+
+
+def rest_dimension(a: Analysis) -> np.ndarray:
+    """Participation ratio of the rest of each state, ``h - mu``, over the valid encoder and decoder
+    states together: the yardstick that :func:`temporal_dimension` is compared with.
+
+    One network at a time: subtracting every network's ``mu`` at once for each network would allocate
+    the whole ensemble's states per network (quadratic in the number of networks)."""
+    out = []
+    for e in range(a.enc.states.shape[0]):
+        rest = [(c.states[e] - c.temporal[e])[c.valid[e]] for c in (a.enc, a.dec)]
+        out.append(float(M.participation_ratio(torch.cat(rest))))
+    return np.asarray(out)
 
 
 def norm_ratio(a: Analysis, side: str = "encoder") -> np.ndarray:
