@@ -2,6 +2,7 @@
 examples, and quiet output into a closed pipe."""
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -175,3 +176,21 @@ def test_every_subcommand_help_gives_an_example(command):
 
 def test_the_help_test_sees_the_subcommands():
     assert {"list", "run", "sweep", "build", "record", "verify", "scorecard"} <= set(SUBCOMMANDS)
+
+
+def test_chapter_kernels_get_the_memory_setting_and_the_users_own_wins(monkeypatch, tmp_path):
+    """runner.run hands KERNEL_ENV to the kernel through os.environ, keeps a value the user set, and
+    leaves os.environ as it found it (papermill's kernel inherits os.environ; recorded here)."""
+    import papermill
+
+    from companion import runner
+
+    seen = []
+    monkeypatch.setattr(papermill, "execute_notebook",
+                        lambda *a, **k: seen.append(os.environ.get("MALLOC_MMAP_THRESHOLD_")))
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    runner.run(CHAPTER, {}, "smoke", tmp_path)
+    assert seen == [str(2**20)] and "MALLOC_MMAP_THRESHOLD_" not in os.environ
+    monkeypatch.setenv("MALLOC_MMAP_THRESHOLD_", "4096")
+    runner.run(CHAPTER, {}, "smoke", tmp_path)
+    assert seen[-1] == "4096" and os.environ["MALLOC_MMAP_THRESHOLD_"] == "4096"

@@ -123,6 +123,8 @@ def execute(
     try:
         chapter = chapters.get(chapter_id)
         with tempfile.TemporaryDirectory(prefix=f"companion-{chapter_id}-") as tmp:
+            from . import runner
+
             if params is None:
                 from nbclient import NotebookClient
 
@@ -133,6 +135,7 @@ def execute(
                 )
                 claims_file = Path(tmp) / "claims.json"
                 env = {
+                    **runner.KERNEL_ENV,
                     **os.environ,
                     **THREAD_ENV,
                     config.PROFILE_ENV: profile,
@@ -153,8 +156,6 @@ def execute(
 
                 with_kernel_retry(run_client)
             else:
-                from . import runner
-
                 with _RUN_LOCK:  # papermill's kernel inherits os.environ: one thread, as in the book
                     saved = {k: os.environ.get(k) for k in THREAD_ENV}
                     os.environ.update(THREAD_ENV)

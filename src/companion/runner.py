@@ -13,6 +13,12 @@ from typing import Any
 
 from . import chapters, claims, config
 
+#: Environment for the kernels that run chapters (the user's own values win). glibc raises its mmap
+#: threshold as large buffers are freed, so later temporaries stay in the heap and a chapter's peak
+#: grows with them; a fixed 1 MiB threshold returns such buffers when freed. Figure 2 at 70 networks
+#: (49 analysed): peak 7.3 -> 6.3 GB, training time unchanged (2026-12-07). Numbers are unaffected.
+KERNEL_ENV = {"MALLOC_MMAP_THRESHOLD_": str(2**20)}
+
 
 def prepare(chapter_id: str, raw_params: Mapping[str, Any], profile: str | None = None) -> dict[str, Any]:
     """Validate a chapter run; returns the parameters to inject (``profile`` included).
@@ -61,6 +67,8 @@ def run(
     claims_file.unlink(missing_ok=True)
     old = os.environ.get(claims.CLAIMS_FILE_ENV)
     os.environ[claims.CLAIMS_FILE_ENV] = str(claims_file)  # the kernel inherits it
+    added = {k: v for k, v in KERNEL_ENV.items() if k not in os.environ}
+    os.environ.update(added)
     try:
         pm.execute_notebook(
             str(chapter.path),
@@ -73,6 +81,8 @@ def run(
             execution_timeout=timeout,
         )
     finally:
+        for k in added:
+            os.environ.pop(k, None)
         if old is None:
             os.environ.pop(claims.CLAIMS_FILE_ENV, None)
         else:
