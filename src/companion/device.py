@@ -66,9 +66,9 @@ def reuse_freed_memory() -> bool:
     to hand it fresh zeroed pages. Measured on the 2-core machine, T-CPLX-D1's focus-100 program (36
     members, double precision): 20 epochs took 62 s, 30 of them system time, against 32 s with
     reuse (``benchmarks/bench_malloc.py`` prints the ratio). The price: the process keeps its peak
-    heap. Some programs fragment that heap so that it keeps growing (the f-trend program of 114 seeds at
-    the first averaging layer held 17 GB, almost all of it free, after 90 minutes, and grew 0.5 GB a
-    minute), so a background thread hands the free pages back every ``COMPANION_MALLOC_TRIM_S`` seconds
+    heap. Some programs fragment that heap so that it keeps growing (one of f-trend's dataset-1
+    programs of 114 seeds held 17 GB, almost all of it free, after 90 minutes, and grew 0.5 GB a minute),
+    so a background thread hands the free pages back every ``COMPANION_MALLOC_TRIM_S`` seconds
     (default 60; 0 turns it off): a minute's worth of fresh pages costs far less than a page per step.
     ``COMPANION_MALLOC=system`` leaves glibc's defaults alone.
     """
@@ -78,11 +78,16 @@ def reuse_freed_memory() -> bool:
         if os.environ.get("COMPANION_MALLOC", "reuse") != "system" and platform.libc_ver()[0] == "glibc":
             try:
                 libc = ctypes.CDLL(None)  # this process's own C library
-                # no mmap for large blocks (they come from the heap, which is reused), and never trim it
+                # no mmap for large blocks (they come from the heap, which is reused), no trim at each free
+                # (the thread below trims on a timer instead)
                 ok = libc.mallopt(_M_MMAP_MAX, 0) == 1
                 ok = libc.mallopt(_M_TRIM_THRESHOLD, 2**31 - 1) == 1 and ok
                 _reuse_applied = ok
-                period = float(os.environ.get(TRIM_ENV, 60))
+                raw = os.environ.get(TRIM_ENV, "60")
+                try:
+                    period = float(raw)
+                except ValueError:
+                    raise ValueError(f"{TRIM_ENV} must be seconds (0: off), got {raw!r}") from None
                 if ok and period > 0:
                     threading.Thread(target=_trim_every, args=(libc, period), daemon=True,
                                      name="companion-malloc-trim").start()
