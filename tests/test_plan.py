@@ -188,11 +188,11 @@ def test_a_declared_need_for_seeds_travels_with_the_row():
 
 
 def test_a_declared_cannot_decide_travels_with_the_row():
-    # fig2's low-dimensional rule: our runs showed no feasible n decides it, and the registry says so
-    e = registry.get("fig2/temporal-low-dimensional")
+    # fig5's AED offset rule: our runs showed no feasible n decides it, and the registry says so
+    e = registry.get("fig5/offset-tracks-data-aed")
     assert e.cannot_decide and e.cannot_decide["date"]
-    row = plan.plan_rows([_claim(e.id, "undecided", chapter="fig2", estimate=-0.097, n=21, test="less",
-                                 lo=-0.473, hi=0.280)])[0]
+    row = plan.plan_rows([_claim(e.id, "undecided", chapter="fig5", estimate=1.22, n=19, test="at_most",
+                                 lo=0.56, hi=1.87)])[0]
     assert row["cannot_decide"] == e.cannot_decide["date"]
     said = f"(the registry declares it cannot decide: {e.cannot_decide['date']})"
     assert plan.plan_text([row]).endswith(said)
